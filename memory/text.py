@@ -1,0 +1,69 @@
+"""Language-aware tokenisation shared by BM25 indexes: jieba for Chinese, words for English."""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from functools import cache
+
+__all__ = ["is_cjk", "cjk_ratio", "tokenize"]
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_WORD = re.compile(r"[a-z0-9][a-z0-9_.:/\-]*[a-z0-9]|[a-z0-9]")
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_jieba_lock = threading.Lock()
+
+_EN_STOP = frozenset(
+    """a an the and or but if then else of to in on at by for with from as is are was were be been being
+    it its this that these those i you he she we they me my your our their what which who whom how why
+    when where do does did done have has had not no so than too very can could should would will shall
+    just about into over under again also there here all any each few more most other some such only own
+    same up down out off s t please""".split()
+)
+_ZH_STOP = frozenset("的 了 和 是 在 我 有 就 不 人 都 一 上 也 很 到 说 要 去 你 会 着 没有 看 好 自己 这 那 吗 呢 吧 啊 把 被 让 给 与 及 或 并 对 中 为 之 请 帮 帮我 一下 一份 进行".split())
+
+
+def is_cjk(ch: str) -> bool:
+    """True for a CJK ideograph."""
+    return bool(_CJK.match(ch))
+
+
+def cjk_ratio(text: str) -> float:
+    """Share of non-space characters that are CJK ideographs (0.0 for empty text)."""
+    chars = [c for c in text if not c.isspace()]
+    if not chars:
+        return 0.0
+    return sum(1 for c in chars if _CJK.match(c)) / len(chars)
+
+
+@cache
+def _jieba():  # noqa: ANN202 - jieba has no types
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    with _jieba_lock:
+        jieba.initialize()
+    return jieba
+
+
+def tokenize(text: str) -> list[str]:
+    """Split text into BM25 terms: jieba words for CJK runs, lowercase words for the rest.
+
+    Stop words and punctuation are dropped; digits with units survive ("500kw", "0.85").
+    """
+    lowered = text.lower()
+    tokens: list[str] = []
+    pos = 0
+    for run in _CJK_RUN.finditer(lowered):
+        tokens.extend(_latin(lowered[pos : run.start()]))
+        for word in _jieba().lcut(run.group(), HMM=False):
+            if word not in _ZH_STOP and word.strip():
+                tokens.append(word)
+        pos = run.end()
+    tokens.extend(_latin(lowered[pos:]))
+    return tokens
+
+
+def _latin(segment: str) -> list[str]:
+    return [w for w in _WORD.findall(segment) if w not in _EN_STOP]

@@ -1,0 +1,136 @@
+"""What a sub-agent sees when it runs one plan step: inputs, dependencies, memory, streaming."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from tools.contracts import AgentExecResult
+
+__all__ = ["AgentMemory", "InMemoryAgentMemory", "StepContext", "last_tool_call", "memory_namespace"]
+
+
+def memory_namespace(agent_name: str, user_id: str, conversation_id: str) -> str:
+    """Key of an agent's chat memory: `{agentName}_{userId}_{conversationId}` (not tied to a plan)."""
+    return f"{agent_name}_{user_id}_{conversation_id}"
+
+
+class AgentMemory(Protocol):
+    """One agent's conversation memory (a namespace of the block memory)."""
+
+    namespace: str
+
+    def add(self, messages: Sequence[BaseMessage]) -> None:
+        """Append messages (chronological)."""
+        ...
+
+    def messages(self) -> list[BaseMessage]:
+        """All messages of this namespace, oldest first."""
+        ...
+
+
+class InMemoryAgentMemory:
+    """A list-backed AgentMemory for unit tests and throwaway runs."""
+
+    def __init__(self, namespace: str = "test") -> None:
+        self.namespace = namespace
+        self._messages: list[BaseMessage] = []
+
+    def add(self, messages: Sequence[BaseMessage]) -> None:
+        """Append messages."""
+        self._messages.extend(messages)
+
+    def messages(self) -> list[BaseMessage]:
+        """All messages, oldest first."""
+        return list(self._messages)
+
+
+def last_tool_call(memory: AgentMemory, tool_name: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """Args and structured result of the newest completed call of `tool_name` in `memory`."""
+    msgs = memory.messages()
+    results = {m.tool_call_id: m for m in msgs if isinstance(m, ToolMessage)}
+    for msg in reversed(msgs):
+        if not isinstance(msg, AIMessage):
+            continue
+        for call in reversed(msg.tool_calls):
+            tool_msg = results.get(call["id"] or "")
+            if call["name"] == tool_name and tool_msg is not None and tool_msg.status != "error":
+                return dict(call["args"]), dict(tool_msg.additional_kwargs.get("structured") or {})
+    return None
+
+
+@dataclass
+class StepContext:
+    """Everything one step of one sub-agent may read or use.
+
+    `plan_context` holds values the user supplied for this plan (answers merged by ask_user);
+    `deps` the AgentExecResults of the steps this one depends on, by seqNo.
+    """
+
+    plan_id: str
+    seq_no: int
+    agent_name: str
+    requirement: str
+    user_query: str
+    plan_context: dict[str, Any]
+    deps: dict[int, AgentExecResult]
+    user_id: str
+    conversation_id: str
+    data_dir: Path
+    memory: AgentMemory
+    emit: Callable[[str], None] = field(default=lambda text: None)
+    model: BaseChatModel | None = None
+    memory_of: Callable[[str], AgentMemory] | None = None
+    offload: Callable[[str], str] | None = None
+
+    def texts(self) -> list[str]:
+        """The user's words for this step, oldest first: request, step requirement, answers."""
+        answers = [str(a) for a in self.plan_context.get("answers", {}).get(str(self.seq_no), [])]
+        return [self.user_query, self.requirement, *answers]
+
+    def other_memory(self, agent_name: str) -> AgentMemory:
+        """Memory of another agent in the same user's conversation (e.g. an earlier pv_calc)."""
+        if self.memory_of is None:
+            return InMemoryAgentMemory(memory_namespace(agent_name, self.user_id, self.conversation_id))
+        return self.memory_of(agent_name)
+
+    def record_tool_call(self, tool_name: str, args: dict[str, Any], output: str, structured: dict) -> None:
+        """Write one tool-call closure (AIMessage with the call + its ToolMessage) to memory."""
+        call_id = f"call_{uuid.uuid4().hex[:12]}"
+        self.memory.add(
+            [
+                AIMessage(content="", tool_calls=[{"name": tool_name, "args": args, "id": call_id}]),
+                ToolMessage(
+                    content=output,
+                    tool_call_id=call_id,
+                    name=tool_name,
+                    additional_kwargs={"structured": json.loads(json.dumps(structured, default=str))},
+                ),
+            ]
+        )
+
+    def result(self, status: str, output: str, context: dict[str, Any] | None = None) -> AgentExecResult:
+        """Build this step's AgentExecResult and remember the exchange (requirement → output)."""
+        self.memory.add([HumanMessage(content=self.requirement), AIMessage(content=output)])
+        return AgentExecResult(
+            recordId=f"{self.plan_id}:{self.seq_no}:{uuid.uuid4().hex[:8]}",
+            output=output,
+            status=status,  # type: ignore[typeddict-item]
+            context=context or {},
+        )
+
+    def interrupted(self, question: str, missing: list[str], **context: Any) -> AgentExecResult:
+        """Ask the user for `missing` inputs; the step re-runs once they answer."""
+        return AgentExecResult(
+            recordId=f"{self.plan_id}:{self.seq_no}:{uuid.uuid4().hex[:8]}",
+            output=question,
+            status="interrupted",
+            context={"missing": missing, **context},
+        )

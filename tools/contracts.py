@@ -1,0 +1,68 @@
+"""Wire contracts shared by planner, executor and sub-agents (field names fixed by DESIGN.md)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from typing_extensions import NotRequired, TypedDict
+
+__all__ = [
+    "AgentChatResponse",
+    "AgentExecResult",
+    "ExecutionPlan",
+    "PlanStep",
+    "StepStatus",
+    "StreamChunk",
+]
+
+StepStatus = Literal["not_started", "in_progress", "interrupted", "completed", "failed"]
+
+
+class AgentExecResult(TypedDict):
+    """What every sub-agent returns for its step.
+
+    `output` is text for the next agent and the user (the question, when interrupted);
+    `context` holds structured values for downstream agents (never concatenated into prompts).
+    An interrupted result lists the missing input names in `context["missing"]`.
+    """
+
+    recordId: str
+    output: str
+    status: Literal["completed", "interrupted", "failed"]
+    context: dict[str, Any]
+
+
+class PlanStep(TypedDict):
+    """One step of an ExecutionPlan."""
+
+    seqNo: int
+    agentName: str
+    requirement: str
+    status: StepStatus
+    dependsOn: list[int]
+    result: AgentExecResult | None
+
+
+class ExecutionPlan(TypedDict):
+    """The plan the executor runs; `context` collects user-supplied values (e.g. answers)."""
+
+    planId: str
+    userQuery: str
+    steps: list[PlanStep]
+    context: dict[str, Any]
+
+
+class AgentChatResponse(TypedDict):
+    """The card a front end shows when a step completes or is interrupted."""
+
+    content: str
+    intent: str
+    data: dict[str, Any]
+
+
+class StreamChunk(TypedDict):
+    """One custom-stream event, tagged with the step's seqNo as `index`."""
+
+    index: int
+    content: str
+    agentChatResponse: NotRequired[AgentChatResponse]
