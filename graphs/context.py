@@ -1,0 +1,71 @@
+"""Run settings (the graph's `context_schema`), with environment fallbacks in one place."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Context", "resolve_context"]
+
+
+def _env(name: str, default: str) -> Any:
+    return field(default_factory=lambda: os.environ.get(name, default))
+
+
+@dataclass(kw_only=True)
+class Context:
+    """Per-run settings; every field falls back to an environment variable."""
+
+    user_id: str = field(
+        default_factory=lambda: os.environ.get("PLANGRAPH_USER_ID", "default"),
+        metadata={"description": "Whose memory and plans this run uses (env PLANGRAPH_USER_ID)."},
+    )
+    conversation_id: str = field(
+        default="",
+        metadata={"description": "Conversation id; empty means the thread_id of the run config."},
+    )
+    model: str = field(
+        default_factory=lambda: os.environ.get("PLANGRAPH_MODEL", ""),
+        metadata={
+            "description": "OpenAI-compatible chat model name (env PLANGRAPH_MODEL); empty = offline "
+            "deterministic planner and agents. Base URL and key: OPENAI_BASE_URL, OPENAI_API_KEY."
+        },
+    )
+    token_budget: int = field(
+        default_factory=lambda: int(os.environ.get("PLANGRAPH_TOKEN_BUDGET", "2000")),
+        metadata={"description": "Max prompt tokens of one model call (env PLANGRAPH_TOKEN_BUDGET)."},
+    )
+    data_dir: str = field(
+        default_factory=lambda: os.environ.get("PLANGRAPH_DATA_DIR", ".plangraph"),
+        metadata={"description": "Where memory, plans, artifacts live (env PLANGRAPH_DATA_DIR)."},
+    )
+    model_timeout: float = field(
+        default_factory=lambda: float(os.environ.get("PLANGRAPH_MODEL_TIMEOUT", "60")),
+        metadata={"description": "Seconds before a model request is abandoned (env PLANGRAPH_MODEL_TIMEOUT)."},
+    )
+
+    @property
+    def data_path(self) -> Path:
+        """`data_dir` as a resolved path (created on demand)."""
+        path = Path(self.data_dir).expanduser().resolve()
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+
+def resolve_context(context: Context | dict | None, config: dict | None = None) -> Context:
+    """A complete Context from whatever the caller gave (object, dict from a server, or nothing).
+
+    The conversation id defaults to the run's thread_id, so thread = conversation.
+    """
+    if isinstance(context, Context):
+        ctx = context
+    else:
+        known = {f.name for f in fields(Context)}
+        given = {k: v for k, v in (context or {}).items() if k in known and v not in (None, "")}
+        ctx = Context(**given)
+    if not ctx.conversation_id:
+        thread_id = ((config or {}).get("configurable") or {}).get("thread_id")
+        ctx = Context(**{**{f.name: getattr(ctx, f.name) for f in fields(Context)}, "conversation_id": str(thread_id or "default")})
+    return ctx

@@ -1,0 +1,63 @@
+"""Graph state: the narrow input, the full state, the output, and their reducers."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
+
+from tools.contracts import ExecutionPlan
+
+__all__ = ["InputState", "OutputState", "State", "StepInput", "merge_plan"]
+
+
+def merge_plan(current: ExecutionPlan | None, update: dict[str, Any] | None) -> ExecutionPlan | None:
+    """Reducer for `plan`: a new planId replaces the plan; the same planId patches it.
+
+    A patch carries `planId` and any of `steps` (each matched by `seqNo`; its fields override),
+    `context` (keys override) and `userQuery`. Parallel steps patch different seqNos, so their
+    updates commute. `None` clears the plan.
+    """
+    if update is None:
+        return None
+    if current is None or update.get("planId") != current["planId"]:
+        return ExecutionPlan(**update)  # type: ignore[typeddict-item]
+    by_seq = {step["seqNo"]: dict(step) for step in current["steps"]}
+    for patch in update.get("steps", []):
+        by_seq[patch["seqNo"]] = {**by_seq.get(patch["seqNo"], {}), **patch}
+    return ExecutionPlan(
+        planId=current["planId"],
+        userQuery=update.get("userQuery", current["userQuery"]),
+        steps=[by_seq[k] for k in sorted(by_seq)],  # type: ignore[misc]
+        context={**current["context"], **update.get("context", {})},
+    )
+
+
+class InputState(TypedDict):
+    """What a caller sends: chat messages (Studio's chat form works with it)."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+class OutputState(TypedDict):
+    """What a run returns."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    plan: Annotated[ExecutionPlan | None, merge_plan]
+    summary: str
+
+
+class State(InputState):
+    """Full graph state. Large results live in the offload store; the plan carries references."""
+
+    plan: Annotated[ExecutionPlan | None, merge_plan]
+    summary: str
+
+
+class StepInput(TypedDict):
+    """Payload the executor `Send`s to a sub-agent node: the plan and the step to run."""
+
+    plan: ExecutionPlan
+    seqNo: int

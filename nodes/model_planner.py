@@ -1,0 +1,99 @@
+"""Model-mode planning: the model calls `list_agents` and `create_plan` until the plan validates."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+from graphs.context import Context
+from nodes.registry import AgentSpec
+from nodes.services import block_memory, chat_model
+from nodes.step import memory_namespace
+from tools.planning import make_planning_tools
+
+__all__ = ["MAX_PLAN_ROUNDS", "PLANNER_PROMPT", "PlanningFailedError", "plan_with_model", "stream_model"]
+
+log = logging.getLogger("plangraph.planner")
+
+MAX_PLAN_ROUNDS = 4
+PLANNER_PROMPT = """你是多智能体系统的规划器。把用户的需求拆成由已注册智能体执行的步骤。
+先调用 list_agents 查看可用的智能体及其所需输入，再调用 create_plan 提交计划：
+每个步骤写明 seqNo（从 0 开始）、agentName、requirement（该步骤要完成什么，用用户的语言）、dependsOn。
+没有依赖的步骤可以并行。用户已经有的结果（例如“我已经有测算方案了”）不要再安排步骤。
+不要直接回答用户的问题，只通过 create_plan 提交计划。"""
+NUDGE = "请调用 create_plan 提交计划（只能使用 list_agents 返回的智能体名称）。"
+
+
+class PlanningFailedError(RuntimeError):
+    """The model did not produce a valid plan within MAX_PLAN_ROUNDS."""
+
+
+def stream_model(model: Any, messages: list[BaseMessage], emit: Callable[[str], None]) -> AIMessage:
+    """Stream one model reply, emitting text tokens as they arrive; returns the whole message."""
+    full: AIMessageChunk | None = None
+    for chunk in model.stream(messages):
+        if chunk.content and isinstance(chunk.content, str):
+            emit(chunk.content)
+        full = chunk if full is None else full + chunk  # type: ignore[assignment]
+    if full is None:
+        raise PlanningFailedError("the model returned an empty stream")
+    return AIMessage(
+        content=full.content,
+        tool_calls=full.tool_calls,
+        invalid_tool_calls=full.invalid_tool_calls,
+        id=full.id,
+        usage_metadata=full.usage_metadata,
+    )
+
+
+def _prompt(query: str, ctx: Context) -> list[BaseMessage]:
+    namespace = memory_namespace("planner", ctx.user_id, ctx.conversation_id)
+    window = block_memory(ctx).disclose(namespace, ctx.token_budget, system_prompt=PLANNER_PROMPT)
+    if not window or not isinstance(window[0], SystemMessage):
+        window = [SystemMessage(content=PLANNER_PROMPT), *window]
+    if not any(isinstance(m, HumanMessage) and m.text.strip() == query for m in window):
+        window.append(HumanMessage(content=query))
+    return window
+
+
+def plan_with_model(
+    query: str, ctx: Context, writer: Callable[[Any], None], specs: Mapping[str, AgentSpec]
+) -> tuple[list[dict], str]:
+    """Steps from the model's `create_plan` call (validated), or PlanningFailedError."""
+    tools = {t.name: t for t in make_planning_tools(specs)}
+    model = chat_model(ctx)
+    assert model is not None, "plan_with_model needs ctx.model"
+    bound = model.bind_tools(list(tools.values()))
+    messages = _prompt(query, ctx)
+    last_error = "no create_plan call"
+    for round_no in range(MAX_PLAN_ROUNDS):
+        reply = stream_model(bound, messages, lambda text: writer({"index": -1, "content": text}))
+        messages.append(reply)
+        if not reply.tool_calls and not reply.invalid_tool_calls:
+            messages.append(HumanMessage(content=NUDGE))
+            continue
+        for bad in reply.invalid_tool_calls:
+            last_error = f"tool call {bad.get('name')!r} had arguments that are not valid JSON"
+            messages.append(
+                ToolMessage(content=f"Error: {last_error}; resend it with JSON arguments.", tool_call_id=bad.get("id") or "", status="error")
+            )
+        for call in reply.tool_calls:
+            tool = tools.get(call["name"])
+            if tool is None:
+                last_error = f"unknown tool {call['name']!r}; available: {', '.join(tools)}"
+                messages.append(ToolMessage(content=f"Error: {last_error}", tool_call_id=call["id"] or "", status="error"))
+                continue
+            result: ToolMessage = tool.invoke({**call, "type": "tool_call"})
+            messages.append(result)
+            if call["name"] == "create_plan":
+                if result.status == "error":
+                    last_error = str(result.content)
+                else:
+                    steps = json.loads(str(result.content))["steps"]
+                    return steps, f"模型规划（第 {round_no + 1} 轮）"
+        log.info("planning round %s rejected: %s", round_no + 1, last_error)
+    raise PlanningFailedError(f"模型在 {MAX_PLAN_ROUNDS} 轮内没有给出有效计划（最后的问题：{last_error}）")

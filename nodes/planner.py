@@ -1,0 +1,113 @@
+"""Planner: turns the latest user request into a validated ExecutionPlan.
+
+Offline (default) it routes by similarity to workflow templates and agents; with a model it plans
+by calling `list_agents` / `create_plan` (see nodes/model_planner.py). Both paths go through the
+same validation, and steps whose results the user already has are dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+
+from graphs.context import Context, resolve_context
+from graphs.state import State
+from nodes.registry import AgentSpec
+from nodes.routing import Candidate, best_candidate, drop_reusable_steps
+from nodes.services import agent_memory, plan_store
+from tools.planning import new_plan, validate_steps
+
+__all__ = ["FALLBACK_AGENT", "MAX_REQUEST_CHARS", "candidates", "latest_request", "make_planner", "route_offline"]
+
+log = logging.getLogger("plangraph.planner")
+
+FALLBACK_AGENT = "knowledge"
+MAX_REQUEST_CHARS = int(os.environ.get("PLANGRAPH_MAX_REQUEST_CHARS", "8000"))
+EMPTY_REQUEST = "请告诉我您需要做什么，例如：“帮我生成一份光伏经济测算报告”。"
+HUGE_REQUEST = "您的输入过长（{n} 字），请精简到 {limit} 字以内，或把资料放进知识库目录后再提问。"
+
+
+def latest_request(state: State) -> str:
+    """Text of the newest human message ('' when there is none)."""
+    for msg in reversed(state.get("messages", [])):
+        if isinstance(msg, HumanMessage):
+            return msg.text.strip() if isinstance(msg.content, (str, list)) else ""
+    return ""
+
+
+def candidates(specs: Mapping[str, AgentSpec], templates: Sequence | None = None) -> list[Candidate]:
+    """Workflow templates (shipped + PLANGRAPH_TEMPLATES_DIR unless given) then single agents."""
+    if templates is None:
+        from tools.workflows import load_templates
+
+        templates = load_templates(agents=set(specs))
+    found = [Candidate(t.name, " ".join([t.name, t.description, *t.examples]), tuple(t.steps)) for t in templates]
+    found += [
+        Candidate(s.name, " ".join([s.description, *s.examples]), ({"seqNo": 0, "agentName": s.name, "requirement": "", "dependsOn": []},))
+        for s in specs.values()
+    ]
+    return found
+
+
+def route_offline(query: str, ctx: Context, specs: Mapping[str, AgentSpec], options: list[Candidate]) -> tuple[list[dict], str]:
+    """Steps for `query` and a one-line note on how they were chosen."""
+    chosen = best_candidate(query, options)
+    if chosen is None:
+        fallback = FALLBACK_AGENT if FALLBACK_AGENT in specs else next(iter(specs))
+        steps = [{"seqNo": 0, "agentName": fallback, "requirement": query, "dependsOn": []}]
+        return steps, f"未匹配到工作流，交由 {fallback} 处理"
+    steps = [{**s, "requirement": s.get("requirement") or query} for s in chosen.steps]
+    steps, dropped = drop_reusable_steps(query, steps, specs, lambda name: agent_memory(ctx, name))
+    note = f"匹配到“{chosen.name}”" + (f"，已有结果、跳过：{'、'.join(dropped)}" if dropped else "")
+    return steps, note
+
+
+def make_planner(specs: Mapping[str, AgentSpec], templates: Sequence | None = None):  # noqa: ANN201 - a node
+    """The planner node for a set of agents (and workflow templates; None = load the shipped ones)."""
+    options: list[Candidate] = []
+
+    def planner(state: State, runtime: Runtime[Context], config: RunnableConfig) -> Command[Literal["executor", "__end__"]]:
+        """Make the plan for the newest request (or answer why it cannot)."""
+        if not options:
+            options.extend(candidates(specs, templates))
+        return _plan(state, runtime, resolve_context(runtime.context, dict(config)), specs, options)
+
+    return planner
+
+
+def _plan(
+    state: State, runtime: Runtime[Context], ctx: Context, specs: Mapping[str, AgentSpec], options: list[Candidate]
+) -> Command[Literal["executor", "__end__"]]:
+    query = latest_request(state)
+    problem = EMPTY_REQUEST if not query else (
+        HUGE_REQUEST.format(n=len(query), limit=MAX_REQUEST_CHARS) if len(query) > MAX_REQUEST_CHARS else None
+    )
+    if problem:
+        return Command(goto=END, update={"messages": [AIMessage(content=problem)], "summary": problem})
+    previous = state.get("plan")
+    if previous and any(s["status"] not in ("completed", "failed") for s in previous["steps"]):
+        plan_store(ctx).save(previous, user_id=ctx.user_id, conversation_id=ctx.conversation_id, status="superseded")
+    if ctx.model:
+        from nodes.model_planner import PlanningFailedError, plan_with_model
+
+        try:
+            steps, note = plan_with_model(query, ctx, runtime.stream_writer, specs)
+        except PlanningFailedError as error:
+            log.warning("planning failed for %r: %s", query[:80], error)
+            text = f"抱歉，这次没能生成可执行的计划：{error}。请换个说法再试一次。"
+            return Command(goto=END, update={"messages": [AIMessage(content=text)], "summary": text})
+    else:
+        steps, note = route_offline(query, ctx, specs, options)
+    plan = new_plan(query, validate_steps(steps, specs))
+    log.info("plan %s for %r: %s (%s)", plan["planId"], query[:80], [s["agentName"] for s in plan["steps"]], note)
+    runtime.stream_writer({"index": -1, "content": f"{note}；计划：" + " → ".join(s["agentName"] for s in plan["steps"])})
+    plan_store(ctx).save(plan, user_id=ctx.user_id, conversation_id=ctx.conversation_id, status="running")
+    return Command(goto="executor", update={"plan": plan, "summary": ""})

@@ -1,0 +1,73 @@
+"""Run-scoped services for nodes: memory views, the chat model, the plan store.
+
+Created lazily from the run Context (never at import time) and cached per data dir.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+
+from graphs.context import Context
+from nodes.step import AgentMemory, memory_namespace
+from plangraph.plan_store import PlanStore, open_plan_store
+
+if TYPE_CHECKING:
+    from memory import BlockMemory
+
+__all__ = ["BlockAgentMemory", "agent_memory", "block_memory", "chat_model", "plan_store"]
+
+
+class BlockAgentMemory:
+    """An AgentMemory view of one namespace of the block memory."""
+
+    def __init__(self, memory: BlockMemory, namespace: str) -> None:
+        self.memory = memory
+        self.namespace = namespace
+
+    def add(self, messages: Sequence[BaseMessage]) -> None:
+        """Append messages to the namespace (chunked into blocks by the memory)."""
+        self.memory.add_messages(self.namespace, list(messages))
+
+    def messages(self) -> list[BaseMessage]:
+        """All messages of the namespace, oldest first."""
+        return self.memory.messages(self.namespace)
+
+
+def block_memory(ctx: Context) -> BlockMemory:
+    """The data dir's block memory (one instance per process and path)."""
+    from memory import open_memory
+
+    return open_memory(ctx.data_path)
+
+
+def agent_memory(ctx: Context, agent_name: str) -> AgentMemory:
+    """`{agent}_{user}_{conversation}` memory for this run's user and conversation."""
+    return BlockAgentMemory(block_memory(ctx), memory_namespace(agent_name, ctx.user_id, ctx.conversation_id))
+
+
+def plan_store(ctx: Context) -> PlanStore:
+    """The data dir's plan store."""
+    return open_plan_store(ctx.data_path)
+
+
+def chat_model(ctx: Context) -> BaseChatModel | None:
+    """ChatOpenAI for `ctx.model` (OPENAI_BASE_URL / OPENAI_API_KEY honoured), or None offline."""
+    if not ctx.model:
+        return None
+    import os
+
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        model=ctx.model,
+        api_key=os.environ.get("OPENAI_API_KEY") or "not-needed",  # type: ignore[arg-type]
+        base_url=os.environ.get("OPENAI_BASE_URL") or None,
+        timeout=ctx.model_timeout,
+        max_retries=1,
+        streaming=True,
+        stream_usage=True,
+    )

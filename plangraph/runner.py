@@ -1,0 +1,140 @@
+"""Embedding API: run requests and answer questions on one conversation, with a checkpointer.
+
+    with PlanRunner.open(user_id="alice", conversation_id="c1") as runner:
+        outcome = runner.run("帮我生成一份光伏经济测算报告")
+        if outcome.interrupt:
+            outcome = runner.resume("地点是杭州余杭区，工商业，装机容量500kW")
+        print(outcome.summary, outcome.artifacts)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
+
+from graphs.context import Context
+from graphs.main import build_graph
+from nodes.agent_node import TRANSIENT_ERRORS
+from nodes.finalizer import artifacts_of
+from nodes.planner import EMPTY_REQUEST, HUGE_REQUEST, MAX_REQUEST_CHARS
+from plangraph.checkpoint import open_checkpointer
+
+__all__ = ["PlanRunner", "RunOutcome", "UserFacingError"]
+
+
+class UserFacingError(Exception):
+    """A problem to show the user (in Chinese) instead of a traceback; nothing was changed."""
+
+    def __init__(self, message: str, exit_code: int = 2) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+@dataclass
+class RunOutcome:
+    """Where a run stopped: waiting on a question (`interrupt`) or finished (`plan`, `summary`)."""
+
+    interrupt: dict[str, Any] | None
+    plan: dict[str, Any] | None
+    summary: str = ""
+    artifacts: list[str] = field(default_factory=list)
+
+
+class PlanRunner:
+    """One conversation of one user on a compiled, checkpointed graph."""
+
+    def __init__(self, graph: CompiledStateGraph, context: Context) -> None:
+        self.graph = graph
+        self.context = context
+        self.config: dict[str, Any] = {"configurable": {"thread_id": context.conversation_id}}
+
+    @classmethod
+    @contextmanager
+    def open(
+        cls, *, user_id: str | None = None, conversation_id: str, data_dir: str | None = None, checkpoint_url: str | None = None
+    ) -> Iterator[PlanRunner]:
+        """A runner on the default checkpointer (SQLite in the data dir, or PLANGRAPH_CHECKPOINT_URL)."""
+        given = {"user_id": user_id, "conversation_id": conversation_id, "data_dir": data_dir}
+        context = Context(**{k: v for k, v in given.items() if v})
+        with open_checkpointer(context.data_path, checkpoint_url) as saver:
+            yield cls(build_graph(checkpointer=saver), context)
+
+    def run(self, request: str, on_chunk: Callable[[dict], None] | None = None) -> RunOutcome:
+        """Plan and run `request`; stops at the first question or at the end."""
+        text = (request or "").strip()
+        if not text:
+            raise UserFacingError(EMPTY_REQUEST)
+        if len(text) > MAX_REQUEST_CHARS:
+            raise UserFacingError(HUGE_REQUEST.format(n=len(text), limit=MAX_REQUEST_CHARS))
+        return self._stream({"messages": [{"role": "user", "content": text}]}, on_chunk)
+
+    def resume(self, answer: Any = None, on_chunk: Callable[[dict], None] | None = None) -> RunOutcome:
+        """Answer the waiting question (or, with no question waiting, finish a run that was cut off)."""
+        state = self.graph.get_state(self.config)
+        conv = self.context.conversation_id
+        if not state.values and not state.next:
+            raise UserFacingError(f"找不到会话 {conv}：请检查会话 ID，或用 plangraph run 开始新的会话。")
+        if state.interrupts:
+            if answer is None or (isinstance(answer, str) and not answer.strip()):
+                raise UserFacingError(f"会话 {conv} 正在等待回答：{state.interrupts[0].value['question']}")
+            return self._stream(Command(resume=answer), on_chunk)
+        if state.next:
+            if answer is not None:
+                raise UserFacingError(f"会话 {conv} 没有等待回答的问题；不带回答运行 plangraph resume 可继续被中断的执行。")
+            return self._stream(None, on_chunk)
+        raise UserFacingError(f"会话 {conv} 没有等待回答的问题，计划已经结束。")
+
+    def current_plan(self) -> dict[str, Any] | None:
+        """The conversation's newest plan (None before the first request)."""
+        return self.graph.get_state(self.config).values.get("plan")
+
+    def render_plan(self, fmt: str, output: str | None = None) -> str:
+        """The current plan as JSON or DOT text; svg/png are written to `output`."""
+        plan = self.current_plan()
+        if plan is None:
+            raise UserFacingError(f"会话 {self.context.conversation_id} 还没有计划。")
+        if fmt == "json":
+            return json.dumps(plan, ensure_ascii=False, indent=2, default=str) + "\n"
+        from tools.plan_dot import plan_to_dot
+
+        dot = plan_to_dot(plan)  # type: ignore[arg-type]
+        if fmt == "dot":
+            return dot if dot.endswith("\n") else dot + "\n"
+        if not output:
+            raise UserFacingError(f"--format {fmt} 需要用 --output 指定输出文件。")
+        from tools.plan_render import GraphvizMissingError, render
+
+        try:
+            data = render(dot, fmt)
+        except GraphvizMissingError as error:
+            raise UserFacingError(str(error), exit_code=1) from None
+        with open(output, "wb") as fh:
+            fh.write(data)
+        return f"{output}\n"
+
+    def _stream(self, graph_input: Any, on_chunk: Callable[[dict], None] | None) -> RunOutcome:
+        try:
+            for mode, chunk in self.graph.stream(
+                graph_input, self.config, context=self.context, stream_mode=["custom", "updates"]
+            ):
+                if mode == "custom" and on_chunk is not None:
+                    on_chunk(chunk)
+        except TRANSIENT_ERRORS as error:
+            raise UserFacingError(
+                f"模型服务暂时不可用（{type(error).__name__}）。进度已保存，服务恢复后运行 "
+                f"plangraph resume --conversation {self.context.conversation_id} 继续。",
+                exit_code=1,
+            ) from None
+        state = self.graph.get_state(self.config)
+        plan = state.values.get("plan")
+        if state.interrupts:
+            return RunOutcome(interrupt=dict(state.interrupts[0].value), plan=plan)
+        return RunOutcome(
+            interrupt=None, plan=plan, summary=state.values.get("summary", ""), artifacts=artifacts_of(plan) if plan else []
+        )

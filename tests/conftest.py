@@ -1,0 +1,32 @@
+"""Test-wide setup: offline flags (the Makefile sets them too) and per-test data dirs."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+for _name, _value in {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+    "LANGGRAPH_NO_VERSION_CHECK": "1",
+    "LANGSMITH_TRACING": "false",
+    "ORT_DISABLE_TELEMETRY": "1",
+    "ANONYMIZED_TELEMETRY": "False",
+    "TOKENIZERS_PARALLELISM": "false",
+    "MPLBACKEND": "Agg",
+}.items():
+    os.environ.setdefault(_name, _value)
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch):
+    """A fresh data dir for the run; fast deterministic embeddings (unit tests)."""
+    path = tmp_path / "data"
+    monkeypatch.setenv("PLANGRAPH_DATA_DIR", str(path))
+    monkeypatch.setenv("PLANGRAPH_EMBEDDINGS", "hash")
+    monkeypatch.delenv("PLANGRAPH_MODEL", raising=False)
+    monkeypatch.delenv("PLANGRAPH_CHECKPOINT_URL", raising=False)
+    monkeypatch.delenv("PLANGRAPH_CHROMA_URL", raising=False)
+    return path
