@@ -1,0 +1,191 @@
+"""The PV sub-agents run on a StepContext built directly, with in-memory agent memories."""
+
+from pathlib import Path
+
+import pytest
+
+from nodes import pv_calc, report, reverse_opt, sensitivity
+from nodes.step import InMemoryAgentMemory, StepContext, last_tool_call
+
+ANSWER = "地点是杭州余杭区，进行工商业光伏测算，装机容量500kW"
+S2 = "我已经有测算方案了，对已有的测算方案进行敏感性分析，并生成测算报告"
+
+
+class Conversation:
+    """One user's conversation: a memory per agent, the progress lines, the offloaded texts."""
+
+    def __init__(self, tmp_path):
+        self.tmp_path = tmp_path
+        self.memories: dict[str, InMemoryAgentMemory] = {}
+        self.progress: list[str] = []
+        self.offloaded: list[str] = []
+
+    def memory(self, name):
+        return self.memories.setdefault(name, InMemoryAgentMemory(f"{name}_u1_c1"))
+
+    def offload(self, content):
+        self.offloaded.append(content)
+        return f"store://{len(self.offloaded)}"
+
+    def run(self, agent, query, answers=(), plan="plan-1", seq=0, deps=None):
+        ctx = StepContext(
+            plan_id=plan,
+            seq_no=seq,
+            agent_name=agent.AGENT.name,
+            requirement=query,
+            user_query=query,
+            plan_context={"answers": {str(seq): list(answers)}},
+            deps=deps or {},
+            user_id="u1",
+            conversation_id="c1",
+            data_dir=self.tmp_path,
+            memory=self.memory(agent.AGENT.name),
+            emit=self.progress.append,
+            memory_of=self.memory,
+            offload=self.offload,
+        )
+        return agent.AGENT.run(ctx)
+
+
+@pytest.fixture
+def conv(tmp_path):
+    return Conversation(tmp_path)
+
+
+def test_missing_inputs_then_answer_completes(conv):
+    first = conv.run(pv_calc, "帮我进行光伏测算")
+    assert first["status"] == "interrupted"
+    assert first["context"]["missing"] == ["location", "project_type", "capacity_kw"]
+    assert all(word in first["output"] for word in ("项目地点", "项目类型", "装机容量"))
+
+    done = conv.run(pv_calc, "帮我进行光伏测算", answers=[ANSWER])
+    assert done["status"] == "completed"
+    ctx = done["context"]
+    assert ctx["inputs"]["location"] == "杭州市余杭区" and ctx["inputs"]["capacity_kw"] == 500
+    assert set(ctx["results"]) >= {"npv", "irr", "lcoe", "payback_static", "payback_discounted"}
+    assert len(ctx["cashflow"]) == 26 and ctx["cashflow"][0]["net_cash_flow"] < 0
+    assert "单瓦造价" in done["output"] and "采用默认值" in done["output"]
+    assert "正在计算25年现金流…" in conv.progress
+    args, structured = last_tool_call(conv.memory("pv_calc"), "pv_economics")
+    assert args["capacity_kw"] == 500 and structured["results"]["npv"] == pytest.approx(ctx["results"]["npv"])
+
+
+def test_parse_answer_reads_the_seed_answer():
+    assert pv_calc.AGENT.parse_answer(ANSWER) == {
+        "location": "杭州市余杭区",
+        "project_type": "工商业",
+        "capacity_kw": 500.0,
+    }
+
+
+def test_s3_recall_changes_only_the_place(conv):
+    first = conv.run(pv_calc, ANSWER + "，电价0.85元/度，造价3.5元/W")["context"]["inputs"]
+    second = conv.run(pv_calc, "其他参数不变，将地址更换到上海市后重新进行测算", plan="plan-2")
+    assert second["status"] == "completed"
+    after = second["context"]["inputs"]
+    assert after["location"] == "上海市" and after["feed_in_price"] == 0.4155
+    changed = {k for k in first if first[k] != after[k]}
+    assert changed == {"location", "province", "city", "specific_yield", "feed_in_price"}
+    assert "沿用上次测算的参数" in second["output"] and "0.85 元/kWh" in second["output"]
+
+
+def test_without_a_reuse_phrase_nothing_is_reused_silently(conv):
+    conv.run(pv_calc, ANSWER)
+    asked = conv.run(pv_calc, "帮我算一下户用光伏", plan="plan-2")
+    assert asked["status"] == "interrupted" and "沿用上次参数" in asked["output"]
+    reused = conv.run(pv_calc, "帮我算一下光伏", answers=["沿用上次参数，装机容量改为1MW"], plan="plan-3")
+    assert (
+        reused["context"]["inputs"]["capacity_kw"] == 1000
+        and reused["context"]["inputs"]["location"] == "杭州市余杭区"
+    )
+
+
+def test_bad_value_asks_to_correct_it_and_never_raises(conv):
+    result = conv.run(pv_calc, ANSWER + "，电价100元/kWh")
+    assert result["status"] == "interrupted" and result["context"]["missing"] == ["electricity_price"]
+    assert "请确认自用电价" in result["output"]
+
+
+def test_s2_sensitivity_without_any_calculation_asks_for_inputs(conv):
+    result = conv.run(sensitivity, S2)
+    assert result["status"] == "interrupted"
+    assert "没有找到已有的测算方案" in result["output"] and "装机容量" in result["output"]
+
+
+def test_s2_sensitivity_and_report_from_memory(conv):
+    base = conv.run(pv_calc, ANSWER)["context"]
+    sens = conv.run(sensitivity, S2, plan="plan-2")
+    assert sens["status"] == "completed"
+    assert sens["context"]["base"]["results"]["npv"] == pytest.approx(base["results"]["npv"])
+    rows = sens["context"]["table"]
+    assert len(rows) == 20 and {r["change"] for r in rows} == {-0.2, -0.1, 0.1, 0.2}
+    capex_up = next(r for r in rows if r["variable"] == "capex_yuan_per_w" and r["change"] == 0.2)
+    assert capex_up["irr"] < base["results"]["irr"] and capex_up["npv"] < base["results"]["npv"]
+    chart = sens["context"]["chart"]
+    assert Path(chart).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and sens["context"]["artifacts"] == [chart]
+
+    rep = conv.run(report, S2, plan="plan-2", seq=1, deps={0: sens})
+    ctx = rep["context"]
+    assert rep["status"] == "completed" and ctx["data_id"] == "store://1" and ctx["with_sensitivity"]
+    markdown = Path(ctx["report_path"]).read_text(encoding="utf-8")
+    assert "杭州市余杭区" in markdown and "敏感性分析" in markdown and "逐年现金流" in markdown
+    assert "<table>" in Path(ctx["html_path"]).read_text(encoding="utf-8")
+    assert ctx["report_path"] in ctx["artifacts"] and ctx["html_path"] in ctx["artifacts"]
+
+
+def test_report_rerun_overwrites_and_follows_changed_inputs(conv):
+    first = conv.run(pv_calc, ANSWER)
+    rep = conv.run(report, "生成测算报告", seq=1, deps={0: first})
+    folder = conv.tmp_path / "artifacts" / "u1" / "c1"
+    files = sorted(p.name for p in folder.iterdir())
+    changed = conv.run(pv_calc, ANSWER.replace("杭州余杭区", "深圳"))
+    again = conv.run(report, "生成测算报告", seq=1, deps={0: changed})
+    assert sorted(p.name for p in folder.iterdir()) == files
+    assert again["context"]["report_path"] == rep["context"]["report_path"]
+    assert "深圳市" in Path(again["context"]["report_path"]).read_text(encoding="utf-8")
+
+
+def test_sensitivity_caps_self_consumption(conv):
+    result = conv.run(sensitivity, ANSWER + "，自发自用比例90%")
+    capped = [
+        r for r in result["context"]["table"] if r["variable"] == "self_consumption" and r["change"] > 0.1
+    ]
+    assert capped[0]["value"] == 1.0 and "封顶" in capped[0]["note"]
+
+
+def test_reverse_opt_finds_capex_for_target_irr(conv):
+    conv.run(pv_calc, ANSWER)
+    result = conv.run(reverse_opt, "造价降到多少才能让IRR达到25%", plan="plan-2")
+    ctx = result["context"]
+    assert result["status"] == "completed" and ctx["feasible"] and ctx["variable"] == "capex_yuan_per_w"
+    assert (
+        ctx["achieved"] == pytest.approx(0.25, abs=1e-4)
+        and ctx["value"] < ctx["base"]["inputs"]["capex_yuan_per_w"]
+    )
+    assert "单瓦造价最高为" in result["output"]
+
+
+def test_reverse_opt_price_for_payback_and_unreachable_targets(conv):
+    conv.run(pv_calc, ANSWER)
+    price = conv.run(reverse_opt, "电价最低多少能4年回本", plan="plan-2")["context"]
+    assert price["variable"] == "electricity_price" and price["achieved"] <= 4.0 + 1e-6
+    never = conv.run(reverse_opt, "造价需要多少才能让IRR达到500%", plan="plan-3")
+    assert (
+        never["status"] == "completed" and not never["context"]["feasible"] and "无法实现" in never["output"]
+    )
+    export_only = conv.run(reverse_opt, ANSWER + "，全额上网，电价最低多少能让IRR达到30%", plan="plan-4")
+    assert not export_only["context"]["feasible"] and "自发自用比例为 0" in export_only["output"]
+
+
+def test_reverse_opt_capacity_needs_the_site_load(conv):
+    conv.run(pv_calc, ANSWER)
+    asked = conv.run(reverse_opt, "反推装机容量，目标收益率15%", plan="plan-2")
+    assert asked["status"] == "interrupted" and asked["context"]["missing"] == ["annual_load_kwh"]
+    done = conv.run(reverse_opt, "反推装机容量，目标收益率15%", answers=["年用电量30万度"], plan="plan-2")
+    ctx = done["context"]
+    assert ctx["feasible"] and ctx["achieved"] >= 0.15 and 300 < ctx["value"] < 50_000
+
+
+def test_reverse_opt_without_target_asks_for_it(conv):
+    result = conv.run(reverse_opt, "帮我做逆向寻优")
+    assert result["status"] == "interrupted" and "IRR 达到 8%" in result["output"]

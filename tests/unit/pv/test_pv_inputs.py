@@ -1,0 +1,112 @@
+"""Chinese free text → fields, and validation that asks instead of guessing units."""
+
+import pytest
+
+from tools.pv_data import feed_in_price, locations
+from tools.pv_inputs import parse_fields
+from tools.pv_resolve import resolve_inputs
+
+BASE = "地点是杭州余杭区，工商业项目，"
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "value"),
+    [
+        ("装机容量500kW", "capacity_kw", 500.0),
+        ("装机容量2MW", "capacity_kw", 2000.0),
+        ("规模0.5兆瓦", "capacity_kw", 500.0),
+        ("装机 800 千瓦", "capacity_kw", 800.0),
+        ("造价3.5元/W", "capex_yuan_per_w", 3.5),
+        ("造价3500元/kWp", "capex_yuan_per_w", 3.5),
+        ("单瓦造价 3.2 元/瓦", "capex_yuan_per_w", 3.2),
+        ("电价0.85元/度", "electricity_price", 0.85),
+        ("电价85分/度", "electricity_price", 0.85),
+        ("电价 850 元/MWh", "electricity_price", 0.85),
+        ("上网电价0.4153元/kWh", "feed_in_price", 0.4153),
+        ("屋顶面积3000平方米", "roof_area_m2", 3000.0),
+        ("屋顶1.2万平米", "roof_area_m2", 12000.0),
+        ("自发自用比例70%", "self_consumption", 0.7),
+        ("全额上网", "self_consumption", 0.0),
+        ("首年衰减2%，年衰减0.55%", "annual_degradation", 0.0055),
+        ("运营期20年", "lifetime_years", 20.0),
+        ("折现率8%", "discount_rate", 0.08),
+        ("运维成本0.05元/W·年", "om_yuan_per_w_year", 0.05),
+        ("年用电量200万度", "annual_load_kwh", 2_000_000.0),
+        ("ＩＲＲ无关，装机容量５００ｋＷ", "capacity_kw", 500.0),
+    ],
+)
+def test_parses_chinese_units_into_canonical_ones(text, key, value):
+    assert parse_fields(text)[key] == pytest.approx(value)
+
+
+def test_the_seed_answer_gives_all_required_fields():
+    fields = parse_fields("地点是杭州余杭区，进行工商业光伏测算，装机容量500kW")
+    assert fields == {"location": "杭州市余杭区", "project_type": "工商业", "capacity_kw": 500.0}
+
+
+def test_energy_and_prices_are_not_mistaken_for_capacity():
+    fields = parse_fields("年用电量200万kWh，电价0.85元/千瓦时，运维成本0.04元/W·年")
+    assert "capacity_kw" not in fields and "capex_yuan_per_w" not in fields
+
+
+def test_new_place_after_a_change_verb_wins():
+    assert parse_fields("把地址从杭州换成上海")["location"] == "上海市"
+    assert parse_fields("其他参数不变，将地址更换到上海市后重新进行测算") == {
+        "location": "上海市",
+        "reuse_previous": True,
+    }
+
+
+def test_roof_area_becomes_capacity_and_is_listed_as_an_estimate():
+    res = resolve_inputs(parse_fields(BASE + "屋顶面积3000平方米"))
+    assert res.inputs is not None and res.inputs["capacity_kw"] == pytest.approx(300.0)
+    assert "3000 m²" in next(d["basis"] for d in res.defaults_used if d["field"] == "capacity_kw")
+
+
+def test_defaults_follow_the_place_and_type_and_are_stated():
+    res = resolve_inputs(parse_fields(BASE + "装机容量500kW，电价0.85元/度"))
+    assert res.inputs is not None
+    assert res.inputs["feed_in_price"] == feed_in_price("浙江省")[0]
+    defaulted = {d["field"] for d in res.defaults_used}
+    assert (
+        "electricity_price" not in defaulted
+        and {"capex_yuan_per_w", "feed_in_price", "specific_yield"} <= defaulted
+    )
+    assert all(d["basis"] for d in res.defaults_used)
+
+
+def test_missing_question_names_exactly_what_is_missing():
+    res = resolve_inputs(parse_fields("地点是杭州余杭区"))
+    assert res.inputs is None and res.missing == ["project_type", "capacity_kw"]
+    assert "项目类型" in res.question and "装机容量" in res.question and "项目地点" not in res.question
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "words"),
+    [
+        ("装机容量0kW", "capacity_kw", "大于 0"),
+        ("装机容量500", "capacity_kw", "kW 还是 MW"),
+        ("装机容量500MW", "capacity_kw", "MW"),
+        ("装机容量500kW，" + "电价100元/kWh", "electricity_price", "自用电价"),
+        ("装机容量500kW，" + "造价3500元/W", "capex_yuan_per_w", "元/kW"),
+        ("装机容量500kW，" + "造价3.5", "capex_yuan_per_w", "单位"),
+        ("装机容量500kW，" + "自发自用比例150%", "self_consumption", "自发自用比例"),
+    ],
+)
+def test_bad_values_get_one_correction_question(text, field, words):
+    res = resolve_inputs(parse_fields(BASE + text))
+    assert res.inputs is None and res.missing == [field]
+    assert words in res.question
+
+
+def test_unknown_city_and_household_scale_are_questioned():
+    res = resolve_inputs(parse_fields("地点是火星市，工商业，500kW"))
+    assert res.missing == ["location"] and "火星市" in res.question
+    res = resolve_inputs(parse_fields("杭州 户用 500kW"))
+    assert res.missing == ["capacity_kw"] and "户用" in res.question
+
+
+def test_data_tables_are_plausible_and_sourced():
+    for loc in locations():
+        assert 900 <= loc.specific_yield <= 1700, loc
+        assert loc.source and feed_in_price(loc.province) is not None, loc
