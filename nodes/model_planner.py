@@ -7,7 +7,15 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.messages.tool import invalid_tool_call
 
 from graphs.context import Context
 from nodes.registry import AgentSpec
@@ -41,13 +49,28 @@ def stream_model(model: Any, messages: list[BaseMessage], emit: Callable[[str], 
         full = chunk if full is None else full + chunk  # type: ignore[assignment]
     if full is None:
         raise PlanningFailedError("the model returned an empty stream")
+    # Streaming parses tool arguments leniently (a truncated '{"a": [' becomes {"a": []});
+    # a call whose raw arguments are not complete JSON must not run.
+    broken = {c["id"]: c for c in full.tool_call_chunks if not _is_json(c.get("args") or "{}")}
     return AIMessage(
         content=full.content,
-        tool_calls=full.tool_calls,
-        invalid_tool_calls=full.invalid_tool_calls,
+        tool_calls=[c for c in full.tool_calls if c["id"] not in broken],
+        invalid_tool_calls=[
+            *full.invalid_tool_calls,
+            *(invalid_tool_call(name=c.get("name"), args=c.get("args"), id=c["id"], error="arguments are not valid JSON")
+              for c in broken.values()),
+        ],
         id=full.id,
         usage_metadata=full.usage_metadata,
     )
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
 
 
 def _prompt(query: str, ctx: Context) -> list[BaseMessage]:

@@ -49,9 +49,9 @@ def candidates(specs: Mapping[str, AgentSpec], templates: Sequence | None = None
         from tools.workflows import load_templates
 
         templates = load_templates(agents=set(specs))
-    found = [Candidate(t.name, " ".join([t.name, t.description, *t.examples]), tuple(t.steps)) for t in templates]
+    found = [Candidate(t.name, (f"{t.name} {t.description}", *t.examples), tuple(t.steps)) for t in templates]
     found += [
-        Candidate(s.name, " ".join([s.description, *s.examples]), ({"seqNo": 0, "agentName": s.name, "requirement": "", "dependsOn": []},))
+        Candidate(s.name, (s.description, *s.examples), ({"seqNo": 0, "agentName": s.name, "requirement": "", "dependsOn": []},))
         for s in specs.values()
     ]
     return found

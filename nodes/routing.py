@@ -16,10 +16,14 @@ __all__ = ["Candidate", "best_candidate", "drop_reusable_steps"]
 
 @dataclass(frozen=True)
 class Candidate:
-    """Something a request can be routed to: a workflow template or a single agent."""
+    """Something a request can be routed to: a workflow template or a single agent.
+
+    `texts` are matched one by one (description, then each example): a request that closely
+    matches one example should not be diluted by a long description.
+    """
 
     name: str
-    text: str
+    texts: tuple[str, ...]
     steps: tuple[dict, ...]
 
 
@@ -49,18 +53,21 @@ def best_candidate(query: str, candidates: Sequence[Candidate], embed=None) -> C
     """
     if not candidates:
         return None
-    q_tokens = tokenize(query)
-    lexical = _bm25_scores(q_tokens, [tokenize(c.text) for c in candidates])
-    top = max(lexical) or 1.0
-    scores = [s / top for s in lexical]
+    owners = [i for i, c in enumerate(candidates) for _ in c.texts]
+    texts = [t for c in candidates for t in c.texts]
+    per_text = _bm25_scores(tokenize(query), [tokenize(t) for t in texts])
     vector_weight = 1.0 - cjk_ratio(query)
     if embed is not None and vector_weight > 0.2:
+        top = max(per_text) or 1.0
         q_vec = embed.embed_query(query)
-        docs = embed.embed_documents([c.text for c in candidates])
-        sims = [sum(a * b for a, b in zip(q_vec, d, strict=True)) for d in docs]
-        scores = [(1 - vector_weight) * s + vector_weight * max(v, 0.0) for s, v in zip(scores, sims, strict=True)]
+        sims = [sum(a * b for a, b in zip(q_vec, d, strict=True)) for d in embed.embed_documents(texts)]
+        per_text = [(1 - vector_weight) * s / top + vector_weight * max(v, 0.0) for s, v in zip(per_text, sims, strict=True)]
+    lexical = [0.0] * len(candidates)
+    for owner, score in zip(owners, per_text, strict=True):
+        lexical[owner] = max(lexical[owner], score)
+    scores = lexical
     best = max(range(len(candidates)), key=lambda i: (scores[i], -i))
-    if lexical[best] <= 0 and (embed is None or vector_weight <= 0.2 or scores[best] < 0.3):
+    if scores[best] <= 0 or (embed is not None and vector_weight > 0.2 and scores[best] < 0.3):
         return None
     return candidates[best]
 

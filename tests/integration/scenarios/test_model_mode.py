@@ -1,0 +1,83 @@
+"""S6: model mode against a real OpenAI-compatible HTTP server on 127.0.0.1 (scripted)."""
+
+from __future__ import annotations
+
+import pytest
+
+from plangraph.runner import PlanRunner, UserFacingError
+from tests.support.openai_server import (
+    ScriptedOpenAIServer,
+    fault_status,
+    reply_malformed_tool_call,
+    reply_text,
+    reply_tool_call,
+    reply_unknown_tool_call,
+)
+
+KNOWLEDGE_PLAN = {"steps": [{"seqNo": 0, "agentName": "knowledge", "requirement": "回答余电上网电价政策", "dependsOn": []}]}
+
+
+def _role(body, role):
+    return [m for m in body["messages"] if m["role"] == role]
+
+
+def _not_planner(body) -> bool:
+    return not any(t["function"]["name"] == "create_plan" for t in body.get("tools", []))
+
+
+@pytest.fixture
+def model_env(data_dir, monkeypatch):
+    def use(server):
+        monkeypatch.setenv("PLANGRAPH_MODEL", "scripted")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        monkeypatch.setenv("PLANGRAPH_MODEL_TIMEOUT", "5")
+
+    return use
+
+
+def test_s6_model_plans_by_tool_calls_and_recovers_from_an_invalid_plan(model_env, data_dir):
+    script = [
+        reply_tool_call("list_agents", {}),
+        reply_tool_call("create_plan", {"steps": [{"seqNo": 0, "agentName": "policy_bot", "requirement": "x"}]}),
+        reply_malformed_tool_call("create_plan", '{"steps": [ {"seqNo": 0,'),
+        reply_tool_call("create_plan", KNOWLEDGE_PLAN),
+    ]
+    with ScriptedOpenAIServer(script, responder=lambda body: reply_text("根据资料[1]，余电上网按当地燃煤基准价结算。")) as server:
+        model_env(server)
+        chunks: list[dict] = []
+        with PlanRunner.open(user_id="u", conversation_id="m1") as runner:
+            outcome = runner.run("分布式光伏余电上网电价怎么定？", on_chunk=chunks.append)
+        requests = server.requests
+    assert [s["agentName"] for s in outcome.plan["steps"]] == ["knowledge"]
+    assert outcome.plan["steps"][0]["status"] == "completed"
+    planner_requests = [r for r in requests if not _not_planner(r)]
+    assert len(planner_requests) == 4
+    for body in requests:
+        assert len(_role(body, "system")) == 1 and body["messages"][0]["role"] == "system"
+    errors = [m["content"] for m in _role(planner_requests[2], "tool")]
+    assert any("unknown agent 'policy_bot'; available: knowledge, pv_calc, report, reverse_opt, sensitivity" in e for e in errors)
+    assert any("not valid JSON" in m["content"] for m in _role(planner_requests[3], "tool"))
+    streamed = "".join(c["content"] for c in chunks if c["index"] == -1)
+    assert "余电上网" in streamed  # model tokens reached the custom stream
+    assert outcome.summary
+
+
+def test_model_that_never_plans_gets_a_clear_failure(model_env, data_dir):
+    script = [reply_unknown_tool_call("web_search", {"q": "x"})] + [reply_text("我直接回答。")] * 3
+    with ScriptedOpenAIServer(script) as server:
+        model_env(server)
+        with PlanRunner.open(user_id="u", conversation_id="m2") as runner:
+            outcome = runner.run("帮我算一下")
+    assert outcome.plan is None
+    assert "没能生成可执行的计划" in outcome.summary and "4 轮" in outcome.summary
+
+
+def test_dead_model_endpoint_is_a_clear_error_and_keeps_state(model_env, data_dir):
+    with ScriptedOpenAIServer([fault_status(500)] * 12, strict=False) as server:
+        model_env(server)
+        with PlanRunner.open(user_id="u", conversation_id="m3") as runner:
+            with pytest.raises(UserFacingError, match="模型服务暂时不可用"):
+                runner.run("分布式光伏余电上网电价怎么定？")
+            state = runner.graph.get_state(runner.config)
+            assert state.next == ("planner",)  # the request is kept; `plangraph resume` retries it
