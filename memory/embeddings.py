@@ -32,6 +32,9 @@ class MiniLMEmbeddings(Embeddings):
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
                 from sentence_transformers import SentenceTransformer
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()  # no "Loading weights" bar in CLI output
 
                 path = self.model_path
                 if path is None:

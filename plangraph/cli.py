@@ -45,7 +45,7 @@ class _Printer:
         if not as_json:
             from rich.console import Console
 
-            self.console = Console(highlight=False)
+            self.console = Console(highlight=False, soft_wrap=True)
 
     def event(self, kind: str, **fields: Any) -> None:
         if self.as_json:
