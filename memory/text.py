@@ -7,7 +7,7 @@ import re
 import threading
 from functools import cache
 
-__all__ = ["is_cjk", "cjk_ratio", "tokenize"]
+__all__ = ["cjk_ratio", "is_cjk", "search_terms", "tokenize"]
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[a-z0-9][a-z0-9_.:/\-]*[a-z0-9]|[a-z0-9]")
@@ -21,7 +21,9 @@ _EN_STOP = frozenset(
     just about into over under again also there here all any each few more most other some such only own
     same up down out off s t please""".split()
 )
-_ZH_STOP = frozenset("的 了 和 是 在 我 有 就 不 人 都 一 上 也 很 到 说 要 去 你 会 着 没有 看 好 自己 这 那 吗 呢 吧 啊 把 被 让 给 与 及 或 并 对 中 为 之 请 帮 帮我 一下 一份 进行".split())
+_ZH_STOP = frozenset(
+    "的 了 和 是 在 我 有 就 不 人 都 一 上 也 很 到 说 要 去 你 会 着 没有 看 好 自己 这 那 吗 呢 吧 啊 把 被 让 给 与 及 或 并 对 中 为 之 请 帮 帮我 一下 一份 进行".split()
+)
 
 
 def is_cjk(ch: str) -> bool:
@@ -67,3 +69,18 @@ def tokenize(text: str) -> list[str]:
 
 def _latin(segment: str) -> list[str]:
     return [w for w in _WORD.findall(segment) if w not in _EN_STOP]
+
+
+def search_terms(text: str) -> list[str]:
+    """BM25 terms: `tokenize(text)` plus the character bigrams of CJK words of 3+ characters.
+
+    jieba segments the same phrase differently in a statement and in a question ("年发电量" vs
+    "发电", "管理模式" vs "模式"), so longer words also contribute their bigrams. Measured in
+    docs/memory.md against plain words and against bigrams of whole CJK runs (noisier).
+    """
+    terms = tokenize(text)
+    extra: list[str] = []
+    for term in terms:
+        if len(term) >= 3 and all(_CJK.match(ch) for ch in term):
+            extra.extend(term[i : i + 2] for i in range(len(term) - 1))
+    return terms + extra

@@ -1,0 +1,84 @@
+"""Search latency (p50/p95, including query embedding) and ingestion throughput by corpus size.
+
+    PYTHONPATH=. .venv/bin/python bench/memory_latency.py --sizes 1000,10000
+    PYTHONPATH=. .venv/bin/python bench/memory_latency.py --sizes 100000   # ~minutes: embeds 100k blocks
+
+Each block is one Q&A pair (pairs are 6 minutes apart, so every pair closes a block), ingested
+with `add_messages` in batches of `--batch` messages (one embedding batch per call).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import tempfile
+import time
+from datetime import datetime, timedelta
+
+from langchain_core.messages import AIMessage, HumanMessage
+
+from memory import BlockMemory
+
+EN = "solar roof inverter tariff payback loan module panel battery storage grid meter survey budget capex irr".split()
+ZH = "光伏 屋顶 逆变器 电价 回收期 贷款 组件 储能 电网 电表 勘察 预算 造价 收益率 并网 补贴".split()
+SITES = ["杭州", "苏州", "宁波", "Riverside", "Hillcrest", "Lakeview", "合肥", "Oakridge"]
+
+
+def pair(rng: random.Random, i: int, t: datetime) -> list:
+    words = rng.sample(ZH, 4) if i % 2 else rng.sample(EN, 4)
+    site = rng.choice(SITES)
+    q = f"{site} {' '.join(words)} {rng.randint(1, 99999)}?"
+    a = f"{site}: {' '.join(rng.sample(words, 2))} = {rng.randint(1, 9999)}"
+    kw = {"created_at": t.isoformat()}
+    return [HumanMessage(q, additional_kwargs=kw), AIMessage(a, additional_kwargs=kw)]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="1000,10000")
+    ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--batch", type=int, default=2000)
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args()
+    import torch
+
+    torch.set_num_threads(args.threads)
+    from memory.embeddings import default_embeddings
+
+    emb = default_embeddings()
+    emb.embed_query("warm up")
+    print(
+        "| blocks | ingest msg/s | search p50 ms | p95 ms | en p50 | zh p50 |\n|---:|---:|---:|---:|---:|---:|"
+    )
+    for size in [int(s) for s in args.sizes.split(",")]:
+        rng = random.Random(size)
+        mem = BlockMemory(tempfile.mkdtemp(prefix="bench-latency-"), emb)
+        start = datetime(2025, 1, 1)
+        msgs = [m for i in range(size) for m in pair(rng, i, start + timedelta(minutes=6 * i))]
+        t0 = time.perf_counter()
+        for b in range(0, len(msgs), args.batch):
+            mem.add_messages("ns", msgs[b : b + args.batch])
+        mem.flush("ns")
+        ingest = len(msgs) / (time.perf_counter() - t0)
+        blocks = len(mem.list_blocks("ns"))
+        lat: dict[str, list[float]] = {"en": [], "zh": []}
+        for q in range(args.queries):
+            lang = "zh" if q % 2 else "en"
+            words = rng.sample(ZH if lang == "zh" else EN, 2)
+            query = f"{rng.choice(SITES)} {''.join(words) if lang == 'zh' else ' '.join(words)}"
+            t1 = time.perf_counter()
+            mem.search("ns", query)
+            lat[lang].append((time.perf_counter() - t1) * 1000)
+        both = sorted(lat["en"] + lat["zh"])
+        p95 = both[int(0.95 * (len(both) - 1))]
+        print(
+            f"| {blocks} | {ingest:.0f} | {statistics.median(both):.1f} | {p95:.1f} | "
+            f"{statistics.median(lat['en']):.1f} | {statistics.median(lat['zh']):.1f} |",
+            flush=True,
+        )
+        mem.close()
+
+
+if __name__ == "__main__":
+    main()

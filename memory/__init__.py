@@ -1,0 +1,20 @@
+"""Block memory: bounded prompts over unbounded conversations, with hybrid search.
+
+`BlockMemory` chunks messages into semantic blocks, searches them (BM25 + vectors, decay, tag
+boosts), builds the disclosed window for each model call, offloads big tool results and keeps a
+per-user long-term tier. `open_memory(data_dir)` returns the shared instance of a data directory.
+"""
+
+from memory.block_memory import BlockMemory
+from memory.registry import open_memory
+from memory.types import Block, BlockHit, MemorySettings, UnknownBlockError, UnknownDataIdError
+
+__all__ = [
+    "Block",
+    "BlockHit",
+    "BlockMemory",
+    "MemorySettings",
+    "UnknownBlockError",
+    "UnknownDataIdError",
+    "open_memory",
+]

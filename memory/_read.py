@@ -1,0 +1,180 @@
+"""The reading side of BlockMemory: search, list_blocks, messages, disclose, offload and load."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.messages import BaseMessage, messages_from_dict
+
+from memory._state import NamespaceState
+from memory._store import Store
+from memory.disclosure import build_window
+from memory.focus import focus
+from memory.offload import OffloadStore
+from memory.scoring import Candidate, rank, vector_weight
+from memory.text import search_terms
+from memory.tiers import longterm_namespace
+from memory.types import Block, BlockHit, MemorySettings, UnknownDataIdError
+from memory.vectors import VectorIndex
+
+__all__ = ["ReadingMixin"]
+
+_RANK_COLUMNS = ("ns", "block_id", "seq", "kind", "tags", "last_at", "extra")
+_HIT_COLUMNS = ("ns", "block_id", "seq", "kind", "todo_id", "block_type", "keywords", "core_semantic",
+                "create_time", "data_ids", "message_ids", "text", "tags", "extra")  # fmt: skip
+_META_KEYS = ("block_id", "todo_id", "block_type", "keywords", "core_semantic", "create_time", "data_ids")
+
+
+class ReadingMixin:
+    """Search and read methods; `BlockMemory` provides the attributes declared here."""
+
+    settings: MemorySettings
+    _store: Store
+    _blobs: OffloadStore
+    _vectors: VectorIndex
+    _state: Callable[[str], NamespaceState]
+    _owner: Callable[[str], tuple[str | None, str | None]]
+
+    def search(self, namespace: str, query: str, k: int = 8, todo_id: str | None = None) -> list[BlockHit]:
+        """Best blocks for `query` in `namespace` (and the user's long-term facts), at most 8.
+
+        With `todo_id`, only that todo's blocks of this namespace are searched.
+        """
+        k = max(0, min(k, self.settings.top_k))
+        user_id, _ = self._owner(namespace)
+        scopes = (
+            [namespace]
+            if user_id is None or todo_id is not None
+            else [namespace, longterm_namespace(user_id)]
+        )
+        terms = search_terms(query)
+        cands: dict[tuple[str, str], Candidate] = {}
+        reference = 0.0
+        for ns in scopes:
+            state = self._state(ns)
+            with state.lock:
+                keys = None if todo_id is None else {b for b, t in state.todo_of.items() if t == todo_id}
+                for bid, score in state.bm25.top(terms, self.settings.candidates, keys):
+                    # Okapi idf is negative for terms in most documents of a tiny corpus; a match
+                    # must still count as evidence, so clamp to a small positive value.
+                    cands[(ns, str(bid))] = Candidate(ns, str(bid), bm25=max(score, 1e-3))
+                reference = max(reference, state.newest_at)
+        if vector_weight(query, self.settings) > 0 and query.strip():
+            vec = self._vectors.embeddings.embed_query(query)
+            for ns, bid, cos in self._vectors.query(vec, scopes, self.settings.candidates, todo_id):
+                cands.setdefault((ns, bid), Candidate(ns, bid)).cosine = cos
+        light = self._rows(list(cands), _RANK_COLUMNS)
+        for key, cand in list(cands.items()):
+            row = light.get(key)
+            if row is None or row["extra"].get("source_ns") == namespace:
+                del cands[key]  # vanished meanwhile, or a long-term copy of a block already here
+                continue
+            cand.last_at, cand.seq, cand.tags = row["last_at"], row["seq"], row["tags"]
+        ranked = [c for c in rank(list(cands.values()), query, reference, self.settings) if c.relevance > 0]
+        top = ranked[:k]
+        rows = self._rows([(c.namespace, c.block_id) for c in top], _HIT_COLUMNS)
+        return [self._hit(rows[(c.namespace, c.block_id)], c, terms) for c in top]
+
+    def _rows(
+        self, keys: list[tuple[str, str]], columns: tuple[str, ...]
+    ) -> dict[tuple[str, str], dict[str, Any]]:
+        out: dict[tuple[str, str], dict[str, Any]] = {}
+        by_ns: dict[str, list[str]] = {}
+        for ns, bid in keys:
+            by_ns.setdefault(ns, []).append(bid)
+        for ns, bids in by_ns.items():
+            for start in range(0, len(bids), 500):
+                chunk = bids[start : start + 500]
+                rows = self._store.blocks(
+                    f"ns=? AND block_id IN ({','.join('?' * len(chunk))})", (ns, *chunk)
+                )
+                out.update({(r["ns"], r["block_id"]): r for r in rows})
+        return out
+
+    def _hit(self, row: dict[str, Any], cand: Candidate, terms: list[str]) -> BlockHit:
+        text, ids = row["text"], list(row["message_ids"])
+        if row["kind"] == "block":
+            msgs = self.block_messages(row["ns"], row["block_id"])
+            text, kept = focus(msgs, terms, self._state(row["ns"]).bm25.idf, self.settings)
+            ids = [str(m.id) for m in kept]
+        tier = "long_term" if row["kind"] == "fact" else "short_term"
+        metadata = {k: row[k] for k in _META_KEYS}
+        metadata.update(
+            namespace=row["ns"], tier=tier, tags=row["tags"], relevance=round(cand.relevance, 6),
+            bm25=round(cand.bm25, 6), cosine=round(cand.cosine, 6),
+            source_namespace=row["extra"].get("source_ns"), block_message_ids=list(row["message_ids"]),
+        )  # fmt: skip
+        return BlockHit(row["block_id"], ids, text, round(cand.score, 9), metadata)
+
+    def list_blocks(self, namespace: str, todo_id: str | None = None) -> list[dict[str, Any]]:
+        """Metadata of the namespace's blocks, oldest first (DESIGN.md fields only)."""
+        where, params = "ns=? AND kind='block'", [namespace]
+        if todo_id is not None:
+            where, params = where + " AND todo_id=?", [namespace, todo_id]
+        return [
+            {k: r[k] for k in _META_KEYS}
+            for r in self._store.blocks(where, params, columns=_META_KEYS + ("ns", "seq"))
+        ]
+
+    def messages(self, namespace: str, limit: int | None = None) -> list[BaseMessage]:
+        """Stored messages of `namespace`, oldest first (the newest `limit` when given)."""
+        sql = "SELECT data FROM messages WHERE ns=? ORDER BY seq DESC"
+        rows = self._store.query(
+            sql + (" LIMIT ?" if limit is not None else ""),
+            (namespace, *([limit] if limit is not None else [])),
+        )
+        return messages_from_dict([json.loads(r[0]) for r in reversed(rows)])
+
+    def block_messages(self, namespace: str, block_id: str) -> list[BaseMessage]:
+        """The messages of one block, in order."""
+        rows = self._store.query(
+            "SELECT data FROM messages WHERE ns=? AND block_id=? ORDER BY seq", (namespace, block_id)
+        )
+        return messages_from_dict([json.loads(r[0]) for r in rows])
+
+    def disclose(
+        self,
+        namespace: str,
+        budget_tokens: int,
+        system_prompt: str = "",
+        current_input: BaseMessage | None = None,
+    ) -> list[BaseMessage]:
+        """The window one model call sees, within `budget_tokens` (see `memory.disclosure`)."""
+        state = self._state(namespace)
+        with state.lock:
+            blocks = self.list_blocks(namespace)
+            latest = self.block_messages(namespace, state.tail.block_id) if state.tail else []
+            loose = [e.message for e in state.pending]
+        return build_window(system_prompt, blocks, latest, loose, current_input, budget_tokens, self.settings)
+
+    def offload(self, content: str, namespace: str | None = None) -> str:
+        """Store `content` outside the session; returns `store://<id>` (owned by `namespace` if given)."""
+        return self._blobs.put(content, namespace)
+
+    def load(
+        self, data_id: str, offset: int = 0, limit: int | None = None, namespace: str | None = None
+    ) -> str:
+        """Characters `offset`..`offset+limit` of an offloaded blob.
+
+        With `namespace`, only blobs of that namespace, of its user's same conversation, or
+        unowned ones are visible; anything else is reported as unknown.
+        """
+        owner = self._blobs.owner(data_id)
+        if namespace is not None and owner is not None and owner != namespace:
+            mine, theirs = self._owner(namespace), self._owner(owner)
+            if mine[0] is None or mine != theirs:
+                raise UnknownDataIdError(f"{data_id} does not exist in this conversation's memory.")
+        return self._blobs.get(data_id, offset, limit)
+
+    def data_size(self, data_id: str) -> int:
+        """Length in characters of an offloaded blob."""
+        return self._blobs.size(data_id)
+
+    def get_block(self, namespace: str, block_id: str) -> Block | None:
+        """One block of the namespace, or None."""
+        rows = self._store.blocks("ns=? AND block_id=?", (namespace, block_id))
+        return self._to_block(rows[0]) if rows else None
+
+    _to_block: Callable[[dict[str, Any]], Block]

@@ -1,0 +1,90 @@
+"""Per-namespace in-memory state: sequence counters, pending messages, the newest block, BM25."""
+
+from __future__ import annotations
+
+import json
+import threading
+from array import array
+from dataclasses import dataclass, field
+
+from langchain_core.messages import messages_from_dict
+
+from memory._store import Store
+from memory.bm25 import IncrementalBM25
+from memory.chunker import Entry, Tail
+
+__all__ = ["NamespaceState", "decode_vec", "encode_vec", "load_state", "row_entry"]
+
+
+def encode_vec(vec: list[float] | None) -> bytes | None:
+    """float32 bytes of a vector."""
+    return None if vec is None else array("f", vec).tobytes()
+
+
+def decode_vec(blob: bytes | None) -> list[float] | None:
+    """Inverse of `encode_vec`."""
+    if blob is None:
+        return None
+    out = array("f")
+    out.frombytes(blob)
+    return out.tolist()
+
+
+def row_entry(seq: int, data: str, created_at: float, todo_id: str, tags: str) -> Entry:
+    """An Entry from a `messages` row."""
+    message = messages_from_dict([json.loads(data)])[0]
+    return Entry(seq=seq, message=message, created_at=created_at, todo_id=todo_id, tags=json.loads(tags))
+
+
+@dataclass
+class NamespaceState:
+    """What ingestion and search keep in memory for one namespace (rebuilt from SQLite on open)."""
+
+    next_seq: int = 0
+    next_block: int = 1
+    newest_at: float = 0.0
+    pending: list[Entry] = field(default_factory=list)
+    tail: Tail | None = None
+    tail_entries: list[Entry] = field(default_factory=list)
+    tail_pieces: int = 0
+    todo_of: dict[str, str] = field(default_factory=dict)
+    bm25: IncrementalBM25 = field(default_factory=IncrementalBM25)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+
+def _entries(store: Store, where: str, params: tuple) -> list[Entry]:
+    rows = store.query(
+        f"SELECT seq, data, created_at, todo_id, tags FROM messages WHERE {where} ORDER BY seq", params
+    )
+    return [row_entry(*row) for row in rows]
+
+
+def load_state(store: Store, namespace: str) -> NamespaceState:
+    """Rebuild a namespace's state from SQLite."""
+    state = NamespaceState()
+    top = store.query("SELECT max(seq), max(created_at) FROM messages WHERE ns=?", (namespace,))[0]
+    state.next_seq = 0 if top[0] is None else int(top[0]) + 1
+    state.newest_at = float(top[1] or 0.0)
+    state.pending = _entries(store, "ns=? AND block_id IS NULL", (namespace,))
+    rows = store.query(
+        "SELECT block_id, todo_id, seq, terms, last_at FROM blocks WHERE ns=? ORDER BY seq",
+        (namespace,),
+    )
+    for block_id, todo_id, seq, terms, last_at in rows:
+        state.todo_of[block_id] = todo_id
+        state.bm25.add(block_id, json.loads(terms))
+        state.next_block = max(state.next_block, int(seq) + 1)
+        state.newest_at = max(state.newest_at, float(last_at))
+    last = store.blocks("ns=? AND kind='block'", (namespace,), order="seq DESC LIMIT 1")
+    if last:
+        row = last[0]
+        state.tail_entries = _entries(store, "ns=? AND block_id=?", (namespace, row["block_id"]))
+        state.tail = Tail(
+            block_id=row["block_id"],
+            todo_id=row["todo_id"],
+            size=len(state.tail_entries),
+            last_at=row["last_at"],
+            vec=decode_vec(row["vec"]),
+        )
+        state.tail_pieces = int(row["extra"].get("pieces", 1))
+    return state

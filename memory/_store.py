@@ -1,0 +1,96 @@
+"""SQLite persistence of the memory layer: namespaces, messages, blocks and offloaded blobs."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS namespaces(
+    ns TEXT PRIMARY KEY, agent TEXT, user_id TEXT, conversation_id TEXT);
+CREATE TABLE IF NOT EXISTS messages(
+    ns TEXT NOT NULL, seq INTEGER NOT NULL, msg_id TEXT NOT NULL, created_at REAL NOT NULL,
+    tokens INTEGER NOT NULL, todo_id TEXT NOT NULL, tags TEXT NOT NULL, block_id TEXT,
+    data TEXT NOT NULL, PRIMARY KEY(ns, seq));
+CREATE INDEX IF NOT EXISTS messages_by_block ON messages(ns, block_id);
+CREATE TABLE IF NOT EXISTS blocks(
+    ns TEXT NOT NULL, block_id TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL,
+    todo_id TEXT NOT NULL, block_type TEXT NOT NULL, keywords TEXT NOT NULL,
+    core_semantic TEXT NOT NULL, create_time TEXT NOT NULL, data_ids TEXT NOT NULL,
+    message_ids TEXT NOT NULL, text TEXT NOT NULL, terms TEXT NOT NULL, tags TEXT NOT NULL,
+    created_at REAL NOT NULL, last_at REAL NOT NULL, vec BLOB, extra TEXT NOT NULL,
+    PRIMARY KEY(ns, block_id));
+CREATE INDEX IF NOT EXISTS blocks_by_seq ON blocks(ns, kind, seq);
+CREATE TABLE IF NOT EXISTS blobs(
+    id TEXT PRIMARY KEY, ns TEXT, content TEXT NOT NULL, created_at REAL NOT NULL);
+"""
+
+BLOCK_COLUMNS = (
+    "ns block_id seq kind todo_id block_type keywords core_semantic create_time data_ids message_ids "
+    "text terms tags created_at last_at vec extra"
+).split()
+_JSON_COLUMNS = {"keywords", "data_ids", "message_ids", "terms", "tags", "extra"}
+
+
+class Store:
+    """One SQLite connection shared by threads behind a lock (WAL, so readers are cheap)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._lock = threading.RLock()
+        with self._lock:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """Run statements atomically (the lock is held for the whole transaction)."""
+        with self._lock:
+            self._conn.execute("BEGIN")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def query(self, sql: str, params: Iterable[Any] = ()) -> list[tuple]:
+        """Fetch all rows of a read statement."""
+        with self._lock:
+            return self._conn.execute(sql, tuple(params)).fetchall()
+
+    # -- blocks -------------------------------------------------------------------------------
+    def put_block(self, conn: sqlite3.Connection, row: dict[str, Any]) -> None:
+        """Insert or replace one block row (JSON columns are encoded here)."""
+        values = [
+            json.dumps(row[c], ensure_ascii=False) if c in _JSON_COLUMNS else row[c] for c in BLOCK_COLUMNS
+        ]
+        marks = ",".join("?" * len(BLOCK_COLUMNS))
+        conn.execute(f"INSERT OR REPLACE INTO blocks({','.join(BLOCK_COLUMNS)}) VALUES({marks})", values)
+
+    def blocks(
+        self,
+        where: str,
+        params: Iterable[Any] = (),
+        order: str = "ns, seq",
+        columns: Iterable[str] = BLOCK_COLUMNS,
+    ) -> list[dict]:
+        """Block rows matching `where` (decoded), in `order`."""
+        cols = list(columns)
+        rows = self.query(f"SELECT {','.join(cols)} FROM blocks WHERE {where} ORDER BY {order}", params)
+        return [
+            {c: (json.loads(v) if c in _JSON_COLUMNS else v) for c, v in zip(cols, row, strict=True)}
+            for row in rows
+        ]

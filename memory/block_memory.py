@@ -1,0 +1,310 @@
+"""BlockMemory: the memory layer's facade (ingest, search, disclose, offload, tiers)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import fields
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.messages import BaseMessage, ToolMessage, message_to_dict
+
+from memory import metadata as meta
+from memory._read import ReadingMixin
+from memory._state import NamespaceState, encode_vec, load_state
+from memory._store import Store
+from memory.chunker import Entry, Tail, should_merge, split_pieces
+from memory.offload import OffloadStore, preview
+from memory.text import search_terms
+from memory.tiers import LONGTERM_PREFIX, importance, longterm_namespace, strength
+from memory.tokens import count_message_tokens, count_tokens
+from memory.types import Block, MemorySettings
+from memory.vectors import VectorIndex, chroma_client
+
+__all__ = ["BlockMemory"]
+
+_SETTING_NAMES = {f.name for f in fields(MemorySettings)}
+
+
+def _timestamp(value: Any) -> float:
+    if value is None:
+        return time.time()
+    if isinstance(value, int | float):
+        return float(value)
+    parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
+
+
+def _normalise(vec: list[float]) -> list[float]:
+    norm = sum(x * x for x in vec) ** 0.5
+    return [x / norm for x in vec] if norm else vec
+
+
+class BlockMemory(ReadingMixin):
+    """Conversation memory in semantic blocks: bounded prompts, nothing lost, hybrid search.
+
+    `path` is a directory holding `memory.sqlite3` and `chroma/` (a temporary one when None);
+    `embeddings` defaults to the packaged offline MiniLM. Keyword settings are `MemorySettings`
+    fields. `summarizer(text) -> str`, when given, writes `core_semantic` instead of extraction.
+    All methods are thread-safe; different namespaces ingest in parallel.
+    """
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        embeddings: Embeddings | None = None,
+        *,
+        chroma_url: str | None = None,
+        summarizer: Callable[[str], str] | None = None,
+        **settings: Any,
+    ) -> None:
+        unknown = set(settings) - _SETTING_NAMES
+        if unknown:
+            raise TypeError(f"unknown memory settings {sorted(unknown)}; valid: {sorted(_SETTING_NAMES)}")
+        self.settings = MemorySettings(**settings)
+        self.root = Path(path) if path is not None else Path(tempfile.mkdtemp(prefix="plangraph-memory-"))
+        self.root.mkdir(parents=True, exist_ok=True)
+        if embeddings is None:
+            from memory.embeddings import default_embeddings
+
+            embeddings = default_embeddings()
+        self._store = Store(self.root / "memory.sqlite3")
+        self._blobs = OffloadStore(self._store)
+        url = chroma_url if chroma_url is not None else os.environ.get("PLANGRAPH_CHROMA_URL") or None
+        self._vectors = VectorIndex(chroma_client(self.root / "chroma", url), embeddings)
+        self._summarizer = summarizer
+        self._states: dict[str, NamespaceState] = {}
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Close the SQLite connection (the instance is unusable afterwards)."""
+        self._store.close()
+
+    # -- namespaces ---------------------------------------------------------------------------
+    def scope(self, agent_name: str, user_id: str, conversation_id: str) -> str:
+        """Register and return the namespace `{agentName}_{userId}_{conversationId}`.
+
+        Registration links the namespace to its user, which enables the user's long-term tier.
+        """
+        namespace = f"{agent_name}_{user_id}_{conversation_id}"
+        self.register_namespace(namespace, user_id, conversation_id, agent_name)
+        return namespace
+
+    def register_namespace(
+        self, namespace: str, user_id: str, conversation_id: str | None = None, agent_name: str | None = None
+    ) -> None:
+        """Record who owns `namespace` (needed for long-term memory and shared blob access)."""
+        with self._store.transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO namespaces(ns, agent, user_id, conversation_id) VALUES(?,?,?,?)",
+                (namespace, agent_name, user_id, conversation_id),
+            )
+
+    def _owner(self, namespace: str) -> tuple[str | None, str | None]:
+        rows = self._store.query("SELECT user_id, conversation_id FROM namespaces WHERE ns=?", (namespace,))
+        return (rows[0][0], rows[0][1]) if rows else (None, None)
+
+    def _state(self, namespace: str) -> NamespaceState:
+        with self._lock:
+            state = self._states.get(namespace)
+            if state is None:
+                state = self._states[namespace] = load_state(self._store, namespace)
+            return state
+
+    # -- ingestion ----------------------------------------------------------------------------
+    def add_messages(
+        self, namespace: str, messages: Sequence[BaseMessage], todo_id: str | None = None
+    ) -> list[Block]:
+        """Append messages (oldest first) and chunk incrementally; returns blocks created or grown.
+
+        Per message: `id` (assigned when missing), `additional_kwargs["created_at"]` (ISO 8601,
+        default now), `["tags"]` (e.g. `["critical"]`), `["todo_id"]` (else `todo_id`, else
+        "main"). Tool results over `offload_tokens` are replaced by a preview and `store://<id>`.
+        """
+        if namespace.startswith(LONGTERM_PREFIX):
+            raise ValueError(f"namespace {namespace!r} is reserved for long-term memory; pick another name.")
+        state = self._state(namespace)
+        with state.lock:
+            entries = [self._entry(namespace, m, state, todo_id) for m in messages]
+            with self._store.transaction() as conn:
+                conn.executemany(
+                    "INSERT INTO messages(ns, seq, msg_id, created_at, tokens, todo_id, tags, block_id, data)"
+                    " VALUES(?,?,?,?,?,?,?,NULL,?)",
+                    [
+                        (
+                            namespace,
+                            e.seq,
+                            e.message.id,
+                            e.created_at,
+                            count_message_tokens(e.message),
+                            e.todo_id,
+                            json.dumps(e.tags),
+                            json.dumps(message_to_dict(e.message), ensure_ascii=False, default=str),
+                        )
+                        for e in entries
+                    ],
+                )
+            pieces, state.pending = split_pieces(state.pending + entries, self.settings)
+            return self._chunk(namespace, state, pieces)
+
+    def flush(self, namespace: str) -> list[Block]:
+        """Close the pending messages into a block now (e.g. at the end of a conversation)."""
+        state = self._state(namespace)
+        with state.lock:
+            pieces, state.pending = ([state.pending] if state.pending else []), []
+            return self._chunk(namespace, state, pieces)
+
+    def _entry(
+        self, namespace: str, message: BaseMessage, state: NamespaceState, todo_id: str | None
+    ) -> Entry:
+        kwargs = dict(message.additional_kwargs)
+        update: dict[str, Any] = {}
+        if not message.id:
+            update["id"] = f"msg_{uuid.uuid4().hex[:16]}"
+        content = message.content
+        if (
+            isinstance(message, ToolMessage)
+            and isinstance(content, str)
+            and len(content) > self.settings.offload_tokens
+            and count_tokens(content) > self.settings.offload_tokens
+        ):
+            ref = self._blobs.put(content, namespace)
+            update["content"] = preview(content, ref, self.settings.preview_tokens)
+            update["additional_kwargs"] = {**kwargs, "offloaded": ref}
+        if update:
+            message = message.model_copy(update=update)
+        seq, state.next_seq = state.next_seq, state.next_seq + 1
+        created = _timestamp(kwargs.get("created_at"))
+        state.newest_at = max(state.newest_at, created)
+        tags = [str(t) for t in kwargs.get("tags") or []]
+        return Entry(seq, message, created, str(kwargs.get("todo_id") or todo_id or "main"), tags)
+
+    def _chunk(self, namespace: str, state: NamespaceState, pieces: list[list[Entry]]) -> list[Block]:
+        if not pieces:
+            return []
+        vecs = self._vectors.embed([meta.block_text([e.message for e in p]) for p in pieces])
+        touched: dict[str, tuple[list[Entry], list[float], int, int]] = {}
+        for piece, vec in zip(pieces, vecs, strict=True):
+            tail = state.tail
+            if tail is not None and should_merge(tail, piece, vec, self.settings):
+                n = state.tail_pieces
+                old = tail.vec or vec
+                tail.vec = _normalise([(a * n + b) / (n + 1) for a, b in zip(old, vec, strict=True)])
+                tail.size += len(piece)
+                tail.last_at = piece[-1].created_at
+                state.tail_entries = state.tail_entries + piece
+                state.tail_pieces += 1
+            else:
+                number, state.next_block = state.next_block, state.next_block + 1
+                block_id = f"b_{piece[0].todo_id}_{number:03d}"
+                state.tail = Tail(block_id, piece[0].todo_id, len(piece), piece[-1].created_at, vec)
+                state.tail_entries, state.tail_pieces = list(piece), 1
+            assert state.tail is not None and state.tail.vec is not None
+            number = int(state.tail.block_id.rsplit("_", 1)[1])
+            touched[state.tail.block_id] = (state.tail_entries, state.tail.vec, state.tail_pieces, number)
+        rows = [self._block_row(namespace, state, bid, *parts) for bid, parts in touched.items()]
+        self._write_blocks(namespace, state, rows)
+        for row in rows:
+            if row["extra"]["importance"] >= 0.5:
+                self._promote(namespace, row)
+        return [self._to_block(row) for row in rows]
+
+    def _block_row(
+        self, namespace: str, state: NamespaceState, block_id: str, entries: list[Entry], vec: list[float],
+        pieces: int, number: int,
+    ) -> dict[str, Any]:  # fmt: skip
+        msgs = [e.message for e in entries]
+        text = meta.block_text(msgs)
+        plain = meta.search_text(msgs)
+        refs = meta.data_ids(msgs)
+        gist = self._summarizer(text)[:50] if self._summarizer else meta.core_semantic(msgs, refs)
+        return {
+            "ns": namespace, "block_id": block_id, "seq": number, "kind": "block",
+            "todo_id": entries[0].todo_id, "block_type": meta.block_type(msgs),
+            "keywords": meta.keywords(plain, state.bm25.idf, refs), "core_semantic": gist,
+            "create_time": meta.create_time(entries[0].created_at), "data_ids": refs,
+            "message_ids": [str(m.id) for m in msgs], "text": text, "terms": search_terms(plain),
+            "tags": sorted({t for e in entries for t in e.tags}), "created_at": entries[0].created_at,
+            "last_at": entries[-1].created_at, "vec": vec,
+            "extra": {"pieces": pieces, "importance": importance(entries), "seqs": [e.seq for e in entries]},
+        }  # fmt: skip
+
+    def _write_blocks(self, namespace: str, state: NamespaceState, rows: list[dict[str, Any]]) -> None:
+        with self._store.transaction() as conn:
+            for row in rows:
+                self._store.put_block(conn, {**row, "vec": encode_vec(row["vec"])})
+                seqs = row["extra"]["seqs"]
+                conn.execute(
+                    f"UPDATE messages SET block_id=? WHERE ns=? AND seq IN ({','.join('?' * len(seqs))})",
+                    (row["block_id"], namespace, *seqs),
+                )
+        for row in rows:
+            state.bm25.add(row["block_id"], row["terms"])
+            state.todo_of[row["block_id"]] = row["todo_id"]
+            state.newest_at = max(state.newest_at, row["last_at"])
+        self._vectors.upsert(namespace, [(r["block_id"], r["todo_id"], r["vec"]) for r in rows])
+
+    @staticmethod
+    def _to_block(row: dict[str, Any]) -> Block:
+        return Block(
+            namespace=row["ns"], block_id=row["block_id"], todo_id=row["todo_id"],
+            block_type=row["block_type"], keywords=row["keywords"], core_semantic=row["core_semantic"],
+            create_time=row["create_time"], data_ids=row["data_ids"], message_ids=row["message_ids"],
+            text=row["text"], created_at=row["created_at"], last_at=row["last_at"], tags=row["tags"],
+        )  # fmt: skip
+
+    # -- long-term tier -----------------------------------------------------------------------
+    def _promote(self, namespace: str, row: dict[str, Any]) -> None:
+        user_id, conversation_id = self._owner(namespace)
+        if user_id is None:
+            return
+        lt = longterm_namespace(user_id)
+        state = self._state(lt)
+        with state.lock:
+            fact_id = f"lt_{uuid.uuid5(uuid.NAMESPACE_URL, namespace).hex[:8]}_{row['block_id']}"
+            extra = {**row["extra"], "source_ns": namespace, "conversation_id": conversation_id}
+            number, state.next_block = state.next_block, state.next_block + 1
+            fact = {**row, "ns": lt, "block_id": fact_id, "kind": "fact", "seq": number, "extra": extra}
+            self._write_blocks(lt, state, [fact])
+        self.forget(user_id)
+
+    def forget(self, user_id: str, now: float | None = None) -> list[str]:
+        """Drop the user's long-term facts whose strength fell below `longterm_min_strength`."""
+        lt = longterm_namespace(user_id)
+        state = self._state(lt)
+        now = time.time() if now is None else now
+        with state.lock:
+            rows = self._store.blocks("ns=?", (lt,), columns=("block_id", "last_at", "extra"))
+            stale = [
+                r["block_id"]
+                for r in rows
+                if strength(
+                    r["extra"]["importance"], now - r["last_at"], self.settings.longterm_half_life_days
+                )
+                < self.settings.longterm_min_strength
+            ]
+            if stale:
+                with self._store.transaction() as conn:
+                    conn.executemany("DELETE FROM blocks WHERE ns=? AND block_id=?", [(lt, b) for b in stale])
+                for b in stale:
+                    state.bm25.remove(b)
+                    state.todo_of.pop(b, None)
+                self._vectors.delete(lt, stale)
+        return stale
+
+    def long_term(self, user_id: str) -> list[dict[str, Any]]:
+        """The user's long-term facts: metadata plus source conversation and importance."""
+        rows = self._store.blocks("ns=?", (longterm_namespace(user_id),))
+        return [
+            {**self._to_block(r).metadata(), "text": r["text"], "tags": r["tags"], **{
+                k: r["extra"].get(k) for k in ("source_ns", "conversation_id", "importance")}}
+            for r in rows
+        ]  # fmt: skip

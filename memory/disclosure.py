@@ -1,0 +1,144 @@
+"""Progressive disclosure: the bounded window one model call sees.
+
+Order: exactly one SystemMessage (the agent prompt plus the block metadata list when there are
+fewer than `block_list_limit` blocks, else a hint to call `list_blocks`), the latest complete
+block, the newest loose messages (at most `loose_messages`), then the current input. When the
+window exceeds the budget, the metadata list first shrinks to the hint, then whole units are
+dropped oldest first — from the latest block, then from the loose messages — and only then are
+the system prompt and the current input cut. A tool call and its results form one unit, so they
+are never separated.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+
+from memory.tokens import MESSAGE_OVERHEAD, count_messages_tokens, count_tokens, truncate
+from memory.types import MemorySettings
+
+__all__ = ["BLOCK_LIST_HEADER", "BLOCK_LIST_HINT", "build_window", "units"]
+
+BLOCK_LIST_HEADER = "以下是本对话的历史记忆块（共 {n} 个）。需要细节时调用 search_block 检索，store:// 开头的数据用 load 分页读取："
+BLOCK_LIST_HINT = (
+    "本对话的历史已分为 {n} 个记忆块，未在此列出。需要更早的信息时，先调用 list_blocks 查看块列表，"
+    "再用 search_block 检索；store:// 开头的大段数据用 load 分页读取。"
+)
+_CUT_NOTE = "\n…（内容过长已截断）"
+
+
+def units(messages: Sequence[BaseMessage]) -> list[list[BaseMessage]]:
+    """Group messages into units: a tool call with all its results, or one plain message.
+
+    SystemMessages and tool results whose call is not in `messages` are left out.
+    """
+    out: list[list[BaseMessage]] = []
+    open_calls: dict[str, list[BaseMessage]] = {}
+    for msg in messages:
+        if isinstance(msg, SystemMessage):
+            continue
+        if isinstance(msg, ToolMessage):
+            unit = open_calls.get(msg.tool_call_id)
+            if unit is not None:
+                unit.append(msg)
+            continue
+        unit = [msg]
+        out.append(unit)
+        if isinstance(msg, AIMessage):
+            for call in msg.tool_calls:
+                open_calls[call.get("id") or ""] = unit
+    return [u for u in out if _complete(u)]
+
+
+def _complete(unit: list[BaseMessage]) -> bool:
+    head = unit[0]
+    if not isinstance(head, AIMessage) or not head.tool_calls:
+        return True
+    answered = {m.tool_call_id for m in unit[1:] if isinstance(m, ToolMessage)}
+    return all((c.get("id") or "") in answered for c in head.tool_calls)
+
+
+def _system_text(prompt: str, blocks: list[dict[str, Any]], settings: MemorySettings, listed: bool) -> str:
+    if not blocks:
+        return prompt
+    if listed and len(blocks) < settings.block_list_limit:
+        lines = [BLOCK_LIST_HEADER.format(n=len(blocks))]
+        lines += [json.dumps(b, ensure_ascii=False) for b in blocks]
+        extra = "\n".join(lines)
+    else:
+        extra = BLOCK_LIST_HINT.format(n=len(blocks))
+    return f"{prompt}\n\n{extra}" if prompt else extra
+
+
+def _newest(unit_list: list[list[BaseMessage]], max_messages: int) -> list[list[BaseMessage]]:
+    kept: list[list[BaseMessage]] = []
+    count = 0
+    for unit in reversed(unit_list):
+        if count + len(unit) > max_messages and kept:
+            break
+        kept.insert(0, unit)
+        count += len(unit)
+    return kept
+
+
+def build_window(
+    system_prompt: str,
+    blocks: list[dict[str, Any]],
+    latest: Sequence[BaseMessage],
+    loose: Sequence[BaseMessage],
+    current_input: BaseMessage | None,
+    budget_tokens: int,
+    settings: MemorySettings,
+) -> list[BaseMessage]:
+    """Assemble the window; its `count_messages_tokens` never exceeds `budget_tokens`."""
+    current_id = current_input.id if current_input is not None else None
+    skip = {current_id} if current_id else set()
+    latest_units = units([m for m in latest if m.id not in skip])
+    loose_units = _newest(units([m for m in loose if m.id not in skip]), settings.loose_messages)
+    listed = True
+
+    def total() -> int:
+        msgs = [m for u in latest_units + loose_units for m in u]
+        msgs += [current_input] if current_input is not None else []
+        return (
+            MESSAGE_OVERHEAD
+            + count_tokens(_system_text(system_prompt, blocks, settings, listed))
+            + count_messages_tokens(msgs)
+        )
+
+    if total() > budget_tokens:
+        listed = False
+    while total() > budget_tokens and (latest_units or loose_units):
+        (latest_units if latest_units else loose_units).pop(0)
+    system = _system_text(system_prompt, blocks, settings, listed)
+    if current_input is not None and total() > budget_tokens:
+        room = (
+            budget_tokens
+            - MESSAGE_OVERHEAD
+            - count_tokens(system)
+            - MESSAGE_OVERHEAD
+            - count_tokens(_CUT_NOTE)
+        )
+        content = (
+            current_input.content
+            if isinstance(current_input.content, str)
+            else json.dumps(current_input.content, ensure_ascii=False)
+        )
+        current_input = current_input.model_copy(
+            update={"content": truncate(content, max(room, 0)) + _CUT_NOTE}
+        )
+    window: list[BaseMessage] = [m for u in latest_units + loose_units for m in u]
+    window += [current_input] if current_input is not None else []
+    room = budget_tokens - MESSAGE_OVERHEAD - count_messages_tokens(window)
+    if count_tokens(system) > room:
+        system = truncate(system, max(room - count_tokens(_CUT_NOTE), 0)) + (_CUT_NOTE if room > 8 else "")
+    result: list[BaseMessage] = [SystemMessage(content=system), *window]
+    if count_messages_tokens(result) > budget_tokens:
+        raise ValueError(
+            f"budget_tokens={budget_tokens} cannot hold even a system message and the current input; "
+            "raise the budget (the default is 2000)."
+        )
+    return result

@@ -1,0 +1,108 @@
+"""Value types of the memory layer: settings, blocks, search hits and errors."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "Block",
+    "BlockHit",
+    "MemorySettings",
+    "UnknownBlockError",
+    "UnknownDataIdError",
+]
+
+
+@dataclass(frozen=True)
+class MemorySettings:
+    """Tunable knobs of `BlockMemory` (pass any of them as keyword arguments).
+
+    Chunking: a block holds `min_block_messages`..`max_block_messages` messages (a closure is never
+    split, so a long tool closure may exceed the maximum); `gap_minutes` of silence always cuts;
+    adjacent pieces merge when their embedding cosine ≥ `merge_threshold`.
+    Search: see docs/memory.md ("How relevance and recency combine").
+    """
+
+    min_block_messages: int = 3
+    max_block_messages: int = 8
+    gap_minutes: float = 5.0
+    merge_threshold: float = 0.72
+    offload_tokens: int = 2000
+    preview_tokens: int = 160
+    top_k: int = 8
+    hit_tokens: int = 120
+    candidates: int = 64
+    fusion: str = "weighted"
+    vector_weight: float = 0.5
+    multilingual_embeddings: bool = False
+    half_life_days: float = 30.0
+    decay_floor: float = 0.6
+    critical_boost: float = 2.0
+    summary_boost: float = 1.5
+    loose_messages: int = 5
+    block_list_limit: int = 10
+    longterm_half_life_days: float = 180.0
+    longterm_min_strength: float = 0.05
+
+    @property
+    def decay_lambda(self) -> float:
+        """λ of `exp(-λ·Δt)` per second, from the half-life."""
+        return math.log(2) / (self.half_life_days * 86400.0)
+
+
+@dataclass
+class Block:
+    """A semantic block: consecutive messages forming closures, with DESIGN.md metadata."""
+
+    namespace: str
+    block_id: str
+    todo_id: str
+    block_type: str
+    keywords: list[str]
+    core_semantic: str
+    create_time: str
+    data_ids: list[str]
+    message_ids: list[str]
+    text: str
+    created_at: float
+    last_at: float
+    tags: list[str] = field(default_factory=list)
+
+    def metadata(self) -> dict[str, Any]:
+        """The block metadata exactly as DESIGN.md lists it."""
+        return {
+            "block_id": self.block_id,
+            "todo_id": self.todo_id,
+            "block_type": self.block_type,
+            "keywords": list(self.keywords),
+            "core_semantic": self.core_semantic,
+            "create_time": self.create_time,
+            "data_ids": list(self.data_ids),
+        }
+
+
+@dataclass(frozen=True)
+class BlockHit:
+    """One search result: a block (or long-term fact) with its fused, decayed, boosted score."""
+
+    block_id: str
+    message_ids: list[str]
+    text: str
+    score: float
+    metadata: dict[str, Any]
+
+
+class UnknownDataIdError(KeyError):
+    """A `store://` id that does not exist (or belongs to another user or conversation)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "unknown data id"
+
+
+class UnknownBlockError(KeyError):
+    """A block id that does not exist in the namespace."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "unknown block id"

@@ -1,0 +1,154 @@
+"""Block vectors in Chroma (PersistentClient in the data dir, or a server by URL).
+
+Embeddings are computed here with the configured LangChain `Embeddings` and handed to Chroma
+explicitly; the collection still gets an adapter as its embedding function, so Chroma never falls
+back to downloading its own default model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from langchain_core.embeddings import Embeddings
+
+__all__ = ["VectorIndex", "chroma_client", "vector_key"]
+
+
+def chroma_client(chroma_dir: Path, url: str | None = None) -> Any:
+    """A PersistentClient on `chroma_dir`, or an HttpClient when `url` (`http://host:port`) is set."""
+    import chromadb
+    from chromadb.config import Settings
+
+    settings = Settings(anonymized_telemetry=False)
+    if url:
+        _register()
+        parsed = urlparse(url)
+        if not parsed.hostname:
+            raise ValueError(f"PLANGRAPH_CHROMA_URL={url!r} is not a URL; use http://host:port.")
+        port = parsed.port or (443 if parsed.scheme == "https" else 8000)
+        return chromadb.HttpClient(
+            host=parsed.hostname, port=port, ssl=parsed.scheme == "https", settings=settings
+        )
+    _register()
+    chroma_dir.mkdir(parents=True, exist_ok=True)
+    return chromadb.PersistentClient(path=str(chroma_dir), settings=settings)
+
+
+def vector_key(namespace: str, block_id: str) -> str:
+    """Chroma id of a block: unique across namespaces, stable across restarts."""
+    return f"{hashlib.sha1(namespace.encode()).hexdigest()[:20]}:{block_id}"
+
+
+class _Adapter:
+    """Chroma embedding-function protocol over a LangChain `Embeddings`."""
+
+    def __init__(self, embeddings: Embeddings) -> None:
+        self._embeddings = embeddings
+
+    def __call__(self, input: Sequence[str]) -> list[list[float]]:  # noqa: A002 - Chroma's name
+        return self._embeddings.embed_documents(list(input))
+
+    def embed_query(self, input: Sequence[str]) -> list[list[float]]:  # noqa: A002
+        return [self._embeddings.embed_query(t) for t in input]
+
+    @staticmethod
+    def name() -> str:
+        return "plangraph_langchain"
+
+    def is_legacy(self) -> bool:
+        return False
+
+    def default_space(self) -> str:
+        return "cosine"
+
+    def supported_spaces(self) -> list[str]:
+        return ["cosine"]
+
+    def get_config(self) -> dict[str, Any]:
+        return {}
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> _Adapter:
+        """Chroma rebuilds the function when it reads a collection's schema; we embed ourselves."""
+        return _Adapter(_Unbound())
+
+
+class _Unbound(Embeddings):
+    """Placeholder inside collections read back by Chroma: vectors are always passed explicitly."""
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        raise RuntimeError("plangraph passes vectors to Chroma explicitly; use VectorIndex.embed instead.")
+
+    def embed_query(self, text: str) -> list[float]:
+        raise RuntimeError("plangraph passes vectors to Chroma explicitly; use VectorIndex.embed instead.")
+
+
+def _register() -> None:
+    from chromadb.utils.embedding_functions import known_embedding_functions, register_embedding_function
+
+    if _Adapter.name() not in known_embedding_functions:
+        register_embedding_function(_Adapter)
+
+
+class VectorIndex:
+    """One Chroma collection per embedding model and dimension; namespaces are a metadata filter."""
+
+    def __init__(self, client: Any, embeddings: Embeddings) -> None:
+        self.client = client
+        self.embeddings = embeddings
+        self._collection: Any = None
+        self._nonempty = False
+
+    def _get(self, dim: int) -> Any:
+        if self._collection is None:
+            model = re.sub(r"[^A-Za-z0-9]", "", type(self.embeddings).__name__)[:40] or "emb"
+            self._collection = self.client.get_or_create_collection(
+                name=f"plangraph_blocks_{model}_{dim}",
+                embedding_function=_Adapter(self.embeddings),
+                metadata={"hnsw:space": "cosine"},
+            )
+        return self._collection
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Document vectors for `texts`."""
+        return self.embeddings.embed_documents(list(texts)) if texts else []
+
+    def upsert(self, namespace: str, items: Sequence[tuple[str, str, list[float]]]) -> None:
+        """Store (block_id, todo_id, vector) items of one namespace."""
+        if not items:
+            return
+        col = self._get(len(items[0][2]))
+        self._nonempty = True
+        col.upsert(
+            ids=[vector_key(namespace, b) for b, _, _ in items],
+            embeddings=[v for _, _, v in items],
+            metadatas=[{"ns": namespace, "block_id": b, "todo_id": t} for b, t, _ in items],
+        )
+
+    def delete(self, namespace: str, block_ids: Sequence[str]) -> None:
+        """Forget vectors of these blocks."""
+        if block_ids and self._collection is not None:
+            self._collection.delete(ids=[vector_key(namespace, b) for b in block_ids])
+
+    def query(
+        self, vector: list[float], namespaces: Sequence[str], n: int, todo_id: str | None = None
+    ) -> list[tuple[str, str, float]]:
+        """Nearest blocks as (namespace, block_id, cosine), only from `namespaces` (and `todo_id`)."""
+        col = self._get(len(vector))
+        if not self._nonempty:
+            self._nonempty = col.count() > 0
+            if not self._nonempty:
+                return []
+        where: dict[str, Any] = {"ns": {"$in": list(namespaces)}}
+        if todo_id is not None:
+            where = {"$and": [where, {"todo_id": todo_id}]}
+        res = col.query(
+            query_embeddings=[vector], n_results=n, where=where, include=["metadatas", "distances"]
+        )
+        metas, dists = res["metadatas"][0], res["distances"][0]
+        return [(str(m["ns"]), str(m["block_id"]), 1.0 - float(d)) for m, d in zip(metas, dists, strict=True)]

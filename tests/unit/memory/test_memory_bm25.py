@@ -1,0 +1,60 @@
+import random
+
+import pytest
+from rank_bm25 import BM25Okapi
+
+from memory.bm25 import IncrementalBM25
+
+CORPUS = [
+    "光伏 电站 装机 容量 500kw".split(),
+    "电价 0.85 元 每 度".split(),
+    "payback period of the solar plant is five years".split(),
+    "the plant capacity is 500kw and the price is 0.85".split(),
+    "杭州 余杭 工商业 光伏 项目".split(),
+    "solar solar solar panel".split(),
+]
+
+
+def _assert_equal(index: IncrementalBM25, corpus: list[list[str]], query: list[str]) -> None:
+    expected = BM25Okapi(corpus).get_scores(query)
+    got = index.scores(query)
+    for i, score in enumerate(expected):
+        assert got.get(i, 0.0) == pytest.approx(score, abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    "query", [["光伏"], ["solar", "plant"], ["500kw", "0.85", "电价"], ["missing"], ["the"]]
+)
+def test_scores_equal_rank_bm25(query):
+    index = IncrementalBM25()
+    for i, doc in enumerate(CORPUS):
+        index.add(i, doc)
+    _assert_equal(index, CORPUS, query)
+
+
+def test_incremental_add_and_remove_match_a_rebuilt_rank_bm25():
+    rng = random.Random(7)
+    vocab = [f"w{i}" for i in range(12)]
+    docs = {i: [rng.choice(vocab) for _ in range(rng.randint(1, 9))] for i in range(40)}
+    index = IncrementalBM25()
+    for i, doc in docs.items():
+        index.add(i, doc)
+    for i in range(0, 40, 3):
+        index.remove(i)
+        del docs[i]
+    index.add(5, ["w1", "w1", "w2"])  # replacing a document keeps the statistics right
+    docs[5] = ["w1", "w1", "w2"]
+    keys = sorted(docs)
+    expected = BM25Okapi([docs[k] for k in keys]).get_scores(["w1", "w3", "w1"])
+    got = index.scores(["w1", "w3", "w1"])
+    for k, score in zip(keys, expected, strict=True):
+        assert got.get(k, 0.0) == pytest.approx(score, abs=1e-9)
+
+
+def test_top_is_best_first_and_respects_keys():
+    index = IncrementalBM25()
+    for i, doc in enumerate(CORPUS):
+        index.add(i, doc)
+    top = index.top(["solar"], 2)
+    assert [k for k, _ in top] == [5, 2]
+    assert [k for k, _ in index.top(["solar"], 5, keys={2})] == [2]
