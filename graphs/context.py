@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,9 @@ class Context:
     )
     model_timeout: float = field(
         default_factory=lambda: float(os.environ.get("PLANGRAPH_MODEL_TIMEOUT", "60")),
-        metadata={"description": "Seconds before a model request is abandoned (env PLANGRAPH_MODEL_TIMEOUT)."},
+        metadata={
+            "description": "Seconds before a model request is abandoned (env PLANGRAPH_MODEL_TIMEOUT)."
+        },
     )
 
     @property
@@ -54,10 +57,11 @@ class Context:
         return path
 
 
-def resolve_context(context: Context | dict | None, config: dict | None = None) -> Context:
+def resolve_context(context: Context | dict | None, config: Mapping[str, Any] | None = None) -> Context:
     """A complete Context from whatever the caller gave (object, dict from a server, or nothing).
 
-    The conversation id defaults to the run's thread_id, so thread = conversation.
+    The conversation id defaults to the run's thread_id (from `config`, or the running graph's
+    config when called inside a node), so thread = conversation.
     """
     if isinstance(context, Context):
         ctx = context
@@ -66,6 +70,15 @@ def resolve_context(context: Context | dict | None, config: dict | None = None) 
         given = {k: v for k, v in (context or {}).items() if k in known and v not in (None, "")}
         ctx = Context(**given)
     if not ctx.conversation_id:
-        thread_id = ((config or {}).get("configurable") or {}).get("thread_id")
-        ctx = Context(**{**{f.name: getattr(ctx, f.name) for f in fields(Context)}, "conversation_id": str(thread_id or "default")})
+        if config is None:
+            from langgraph.config import get_config
+
+            config = get_config()
+        thread_id = (config.get("configurable") or {}).get("thread_id")
+        ctx = Context(
+            **{
+                **{f.name: getattr(ctx, f.name) for f in fields(Context)},
+                "conversation_id": str(thread_id or "default"),
+            }
+        )
     return ctx

@@ -29,12 +29,16 @@ __all__ = ["build_graph", "builder", "graph", "make_builder"]
 MODEL_RETRY = RetryPolicy(max_attempts=3, initial_interval=0.5, max_interval=5.0, retry_on=TRANSIENT_ERRORS)
 
 
-def make_builder(specs: Mapping[str, AgentSpec] | None = None, templates: Sequence | None = None) -> StateGraph:
+def make_builder(
+    specs: Mapping[str, AgentSpec] | None = None, templates: Sequence | None = None
+) -> StateGraph[State, Context, InputState, OutputState]:
     """Wire the graph for a set of sub-agents (the registry by default) and workflow templates."""
     specs = agents() if specs is None else specs
     b = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
     b.add_node("remember_request", remember)
-    b.add_node("planner", make_planner(specs, templates), retry_policy=MODEL_RETRY, destinations=("executor", END))
+    b.add_node(
+        "planner", make_planner(specs, templates), retry_policy=MODEL_RETRY, destinations=("executor", END)
+    )
     b.add_node("executor", executor, destinations=(*specs, "ask_user", "finalizer", "executor"))
     b.add_node("ask_user", make_ask_user(specs), destinations=("executor", "ask_user"))
     b.add_node("finalizer", finalizer, retry_policy=MODEL_RETRY)
@@ -54,7 +58,7 @@ def build_graph(
     store: BaseStore | None = None,
     specs: Mapping[str, AgentSpec] | None = None,
     templates: Sequence | None = None,
-) -> CompiledStateGraph:
+) -> CompiledStateGraph[State, Context, InputState, OutputState]:
     """Compile the graph with a checkpointer (needed for interrupts and resume) and an optional store."""
     return make_builder(specs, templates).compile(checkpointer=checkpointer, store=store, name="plangraph")
 

@@ -7,7 +7,6 @@ from typing import Any
 
 import httpx
 import openai
-from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
@@ -24,7 +23,7 @@ log = logging.getLogger("plangraph.executor")
 
 # Errors worth another attempt: the model endpoint or network hiccuped. Anything else is a
 # mistake (the agent's or the input's) and retrying would only repeat it.
-TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
     ConnectionError,
     TimeoutError,
     httpx.TransportError,
@@ -38,8 +37,8 @@ STEP_RETRY = RetryPolicy(max_attempts=3, initial_interval=0.5, max_interval=5.0,
 def make_agent_node(spec: AgentSpec):  # noqa: ANN201 - a LangGraph node function
     """A node that runs `spec` on the step named by the executor's Send payload."""
 
-    def run_step(payload: StepInput, runtime: Runtime[Context], config: RunnableConfig) -> dict[str, Any]:
-        ctx = resolve_context(runtime.context, dict(config))
+    def run_step(payload: StepInput, runtime: Runtime[Context]) -> dict[str, Any]:
+        ctx = resolve_context(runtime.context)
         plan, seq = payload["plan"], payload["seqNo"]
         step = next(s for s in plan["steps"] if s["seqNo"] == seq)
         writer = runtime.stream_writer
@@ -83,7 +82,12 @@ def make_agent_node(spec: AgentSpec):  # noqa: ANN201 - a LangGraph node functio
                 },
             }
         )
-        return {"plan": {"planId": plan["planId"], "steps": [{"seqNo": seq, "status": result["status"], "result": result}]}}
+        return {
+            "plan": {
+                "planId": plan["planId"],
+                "steps": [{"seqNo": seq, "status": result["status"], "result": result}],
+            }
+        }
 
     run_step.__name__ = f"run_{spec.name}"
     return run_step

@@ -10,7 +10,6 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
@@ -53,18 +52,20 @@ def parse_resume(value: Any) -> tuple[str, dict[str, Any]]:
 def make_ask_user(specs: Mapping[str, AgentSpec]):  # noqa: ANN201 - a node
     """The ask_user node; `specs` parse free-text answers into input fields."""
 
-    def ask_user(state: State, runtime: Runtime[Context], config: RunnableConfig) -> Command[Literal["executor", "ask_user"]]:
+    def ask_user(state: State, runtime: Runtime[Context]) -> Command[Literal["executor", "ask_user"]]:
         """Ask the question of the first waiting step; on resume, re-open only that step."""
-        return _ask(state, resolve_context(runtime.context, dict(config)), specs)
+        return _ask(state, resolve_context(runtime.context), specs)
 
     return ask_user
 
 
-def _ask(state: State, ctx: Context, specs: Mapping[str, AgentSpec]) -> Command[Literal["executor", "ask_user"]]:
+def _ask(
+    state: State, ctx: Context, specs: Mapping[str, AgentSpec]
+) -> Command[Literal["executor", "ask_user"]]:
     plan = state["plan"]
     assert plan is not None, "ask_user is only routed to with a plan"
     step = next(s for s in plan["steps"] if s["status"] == "interrupted")
-    result = step["result"] or {}
+    result: dict[str, Any] = dict(step["result"] or {})
     question = str(result.get("output") or "请补充信息。")
     hint = plan["context"].get("_retry_hint", {}).get(str(step["seqNo"]))
     payload = {
@@ -74,7 +75,11 @@ def _ask(state: State, ctx: Context, specs: Mapping[str, AgentSpec]) -> Command[
         "missing": list(result.get("context", {}).get("missing", [])),
     }
     plan_store(ctx).save(
-        plan, user_id=ctx.user_id, conversation_id=ctx.conversation_id, status="interrupted", question=payload["question"]
+        plan,
+        user_id=ctx.user_id,
+        conversation_id=ctx.conversation_id,
+        status="interrupted",
+        question=str(payload["question"]),
     )
     value = interrupt(payload)
     try:
@@ -82,14 +87,18 @@ def _ask(state: State, ctx: Context, specs: Mapping[str, AgentSpec]) -> Command[
     except InvalidResumeError as error:
         log.warning("plan %s step %s: rejected resume value (%s)", plan["planId"], step["seqNo"], error)
         hints = {**plan["context"].get("_retry_hint", {}), str(step["seqNo"]): EMPTY_ANSWER_HINT}
-        return Command(goto="ask_user", update={"plan": {"planId": plan["planId"], "context": {"_retry_hint": hints}}})
+        return Command(
+            goto="ask_user", update={"plan": {"planId": plan["planId"], "context": {"_retry_hint": hints}}}
+        )
     spec = specs.get(step["agentName"])
     parsed = spec.parse_answer(text) if (spec and text) else {}
     answers = {k: list(v) for k, v in plan["context"].get("answers", {}).items()}
     if text:
         answers.setdefault(str(step["seqNo"]), []).append(text)
     hints = {k: v for k, v in plan["context"].get("_retry_hint", {}).items() if k != str(step["seqNo"])}
-    log.info("plan %s step %s resumed with fields %s", plan["planId"], step["seqNo"], sorted({**parsed, **fields}))
+    log.info(
+        "plan %s step %s resumed with fields %s", plan["planId"], step["seqNo"], sorted({**parsed, **fields})
+    )
     return Command(
         goto="executor",
         update={

@@ -20,7 +20,9 @@ def ready_steps(steps: list[PlanStep]) -> list[PlanStep]:
     """Steps that may run now: not finished, not waiting, every dependency completed."""
     done = {s["seqNo"] for s in steps if s["status"] == "completed"}
     return [
-        s for s in steps if s["status"] in ("not_started", "in_progress") and all(d in done for d in s["dependsOn"])
+        s
+        for s in steps
+        if s["status"] in ("not_started", "in_progress") and all(d in done for d in s["dependsOn"])
     ]
 
 
@@ -51,7 +53,9 @@ def executor(state: State) -> Command:
     plan = state.get("plan")
     if plan is None:
         return Command(goto="finalizer")
-    log.info("plan %s state: %s", plan["planId"], json.dumps({s["seqNo"]: s["status"] for s in plan["steps"]}))
+    log.info(
+        "plan %s state: %s", plan["planId"], json.dumps({s["seqNo"]: s["status"] for s in plan["steps"]})
+    )
     skipped = _blocked_by_failure(plan["steps"])
     if skipped:
         return Command(goto="executor", update={"plan": {"planId": plan["planId"], "steps": skipped}})
@@ -59,7 +63,10 @@ def executor(state: State) -> Command:
     if not ready:
         waiting = any(s["status"] == "interrupted" for s in plan["steps"])
         return Command(goto="ask_user" if waiting else "finalizer")
-    marked = {"planId": plan["planId"], "steps": [{"seqNo": s["seqNo"], "status": "in_progress"} for s in ready]}
+    marked = {
+        "planId": plan["planId"],
+        "steps": [{"seqNo": s["seqNo"], "status": "in_progress"} for s in ready],
+    }
     running = {**plan, "steps": [{**s, "status": "in_progress"} if s in ready else s for s in plan["steps"]]}
     return Command(
         update={"plan": marked},

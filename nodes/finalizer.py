@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
-from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from graphs.context import Context, resolve_context
@@ -20,14 +19,21 @@ log = logging.getLogger("plangraph.finalizer")
 FINALIZER_PROMPT = """你是总结器。根据各步骤的执行结果，用中文给用户写一段简洁的总结：
 先给结论（关键数字），再列出每个步骤的结果；失败的步骤要点名并说明原因；列出生成的文件路径。
 只使用给出的结果，不要编造数字。"""
-_STATUS = {"completed": "完成", "failed": "失败", "interrupted": "待用户输入", "not_started": "未执行", "in_progress": "运行中"}
+_STATUS = {
+    "completed": "完成",
+    "failed": "失败",
+    "interrupted": "待用户输入",
+    "not_started": "未执行",
+    "in_progress": "运行中",
+}
 
 
 def artifacts_of(plan: ExecutionPlan) -> list[str]:
     """File paths the plan's steps produced, in step order, without duplicates."""
     paths: list[str] = []
     for step in plan["steps"]:
-        for path in ((step["result"] or {}).get("context") or {}).get("artifacts", []):
+        context = step["result"]["context"] if step["result"] else {}
+        for path in context.get("artifacts", []):
             if path not in paths:
                 paths.append(str(path))
     return paths
@@ -38,8 +44,10 @@ def template_summary(plan: ExecutionPlan) -> str:
     done = sum(s["status"] == "completed" for s in plan["steps"])
     lines = [f"计划执行结束：{done}/{len(plan['steps'])} 个步骤完成。"]
     for step in plan["steps"]:
-        output = ((step["result"] or {}).get("output") or "").strip()
-        lines.append(f"\n【步骤 {step['seqNo']} · {step['agentName']} · {_STATUS[step['status']]}】\n{output}")
+        output = (step["result"]["output"] if step["result"] else "").strip()
+        lines.append(
+            f"\n【步骤 {step['seqNo']} · {step['agentName']} · {_STATUS[step['status']]}】\n{output}"
+        )
     failed = [f"{s['seqNo']}（{s['agentName']}）" for s in plan["steps"] if s["status"] == "failed"]
     if failed:
         lines.append(f"\n失败的步骤：{'、'.join(failed)}。")
@@ -49,9 +57,9 @@ def template_summary(plan: ExecutionPlan) -> str:
     return "\n".join(lines)
 
 
-def finalizer(state: State, runtime: Runtime[Context], config: RunnableConfig) -> dict:
+def finalizer(state: State, runtime: Runtime[Context]) -> dict:
     """Summarise the plan into `summary` and an AI message; save the finished plan."""
-    ctx = resolve_context(runtime.context, dict(config))
+    ctx = resolve_context(runtime.context)
     plan = state.get("plan")
     if plan is None:
         return {}

@@ -57,8 +57,12 @@ def stream_model(model: Any, messages: list[BaseMessage], emit: Callable[[str], 
         tool_calls=[c for c in full.tool_calls if c["id"] not in broken],
         invalid_tool_calls=[
             *full.invalid_tool_calls,
-            *(invalid_tool_call(name=c.get("name"), args=c.get("args"), id=c["id"], error="arguments are not valid JSON")
-              for c in broken.values()),
+            *(
+                invalid_tool_call(
+                    name=c.get("name"), args=c.get("args"), id=c["id"], error="arguments are not valid JSON"
+                )
+                for c in broken.values()
+            ),
         ],
         id=full.id,
         usage_metadata=full.usage_metadata,
@@ -102,13 +106,19 @@ def plan_with_model(
         for bad in reply.invalid_tool_calls:
             last_error = f"tool call {bad.get('name')!r} had arguments that are not valid JSON"
             messages.append(
-                ToolMessage(content=f"Error: {last_error}; resend it with JSON arguments.", tool_call_id=bad.get("id") or "", status="error")
+                ToolMessage(
+                    content=f"Error: {last_error}; resend it with JSON arguments.",
+                    tool_call_id=bad.get("id") or "",
+                    status="error",
+                )
             )
         for call in reply.tool_calls:
             tool = tools.get(call["name"])
             if tool is None:
                 last_error = f"unknown tool {call['name']!r}; available: {', '.join(tools)}"
-                messages.append(ToolMessage(content=f"Error: {last_error}", tool_call_id=call["id"] or "", status="error"))
+                messages.append(
+                    ToolMessage(content=f"Error: {last_error}", tool_call_id=call["id"] or "", status="error")
+                )
                 continue
             result: ToolMessage = tool.invoke({**call, "type": "tool_call"})
             messages.append(result)

@@ -13,8 +13,6 @@ from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from langchain_core.messages import AIMessage, HumanMessage
-from langchain_core.runnables import RunnableConfig
-from langgraph.graph import END
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
@@ -25,7 +23,14 @@ from nodes.routing import Candidate, best_candidate, drop_reusable_steps
 from nodes.services import agent_memory, plan_store
 from tools.planning import new_plan, validate_steps
 
-__all__ = ["FALLBACK_AGENT", "MAX_REQUEST_CHARS", "candidates", "latest_request", "make_planner", "route_offline"]
+__all__ = [
+    "FALLBACK_AGENT",
+    "MAX_REQUEST_CHARS",
+    "candidates",
+    "latest_request",
+    "make_planner",
+    "route_offline",
+]
 
 log = logging.getLogger("plangraph.planner")
 
@@ -49,15 +54,24 @@ def candidates(specs: Mapping[str, AgentSpec], templates: Sequence | None = None
         from tools.workflows import load_templates
 
         templates = load_templates(agents=set(specs))
-    found = [Candidate(t.name, (f"{t.name} {t.description}", *t.examples), tuple(t.steps)) for t in templates]
+    found = [
+        Candidate(t.name, (f"{t.name} {t.description}", *t.examples), tuple(dict(s) for s in t.steps))
+        for t in templates
+    ]
     found += [
-        Candidate(s.name, (s.description, *s.examples), ({"seqNo": 0, "agentName": s.name, "requirement": "", "dependsOn": []},))
+        Candidate(
+            s.name,
+            (s.description, *s.examples),
+            ({"seqNo": 0, "agentName": s.name, "requirement": "", "dependsOn": []},),
+        )
         for s in specs.values()
     ]
     return found
 
 
-def route_offline(query: str, ctx: Context, specs: Mapping[str, AgentSpec], options: list[Candidate]) -> tuple[list[dict], str]:
+def route_offline(
+    query: str, ctx: Context, specs: Mapping[str, AgentSpec], options: list[Candidate]
+) -> tuple[list[dict], str]:
     """Steps for `query` and a one-line note on how they were chosen."""
     chosen = best_candidate(query, options)
     if chosen is None:
@@ -74,27 +88,39 @@ def make_planner(specs: Mapping[str, AgentSpec], templates: Sequence | None = No
     """The planner node for a set of agents (and workflow templates; None = load the shipped ones)."""
     options: list[Candidate] = []
 
-    def planner(state: State, runtime: Runtime[Context], config: RunnableConfig) -> Command[Literal["executor", "__end__"]]:
+    def planner(state: State, runtime: Runtime[Context]) -> Command[Literal["executor", "__end__"]]:
         """Make the plan for the newest request (or answer why it cannot)."""
         if not options:
             options.extend(candidates(specs, templates))
-        return _plan(state, runtime, resolve_context(runtime.context, dict(config)), specs, options)
+        return _plan(state, runtime, resolve_context(runtime.context), specs, options)
 
     return planner
 
 
 def _plan(
-    state: State, runtime: Runtime[Context], ctx: Context, specs: Mapping[str, AgentSpec], options: list[Candidate]
+    state: State,
+    runtime: Runtime[Context],
+    ctx: Context,
+    specs: Mapping[str, AgentSpec],
+    options: list[Candidate],
 ) -> Command[Literal["executor", "__end__"]]:
     query = latest_request(state)
-    problem = EMPTY_REQUEST if not query else (
-        HUGE_REQUEST.format(n=len(query), limit=MAX_REQUEST_CHARS) if len(query) > MAX_REQUEST_CHARS else None
+    problem = (
+        EMPTY_REQUEST
+        if not query
+        else (
+            HUGE_REQUEST.format(n=len(query), limit=MAX_REQUEST_CHARS)
+            if len(query) > MAX_REQUEST_CHARS
+            else None
+        )
     )
     if problem:
-        return Command(goto=END, update={"messages": [AIMessage(content=problem)], "summary": problem})
+        return Command(goto="__end__", update={"messages": [AIMessage(content=problem)], "summary": problem})
     previous = state.get("plan")
     if previous and any(s["status"] not in ("completed", "failed") for s in previous["steps"]):
-        plan_store(ctx).save(previous, user_id=ctx.user_id, conversation_id=ctx.conversation_id, status="superseded")
+        plan_store(ctx).save(
+            previous, user_id=ctx.user_id, conversation_id=ctx.conversation_id, status="superseded"
+        )
     if ctx.model:
         from nodes.model_planner import PlanningFailedError, plan_with_model
 
@@ -103,11 +129,15 @@ def _plan(
         except PlanningFailedError as error:
             log.warning("planning failed for %r: %s", query[:80], error)
             text = f"抱歉，这次没能生成可执行的计划：{error}。请换个说法再试一次。"
-            return Command(goto=END, update={"messages": [AIMessage(content=text)], "summary": text})
+            return Command(goto="__end__", update={"messages": [AIMessage(content=text)], "summary": text})
     else:
         steps, note = route_offline(query, ctx, specs, options)
     plan = new_plan(query, validate_steps(steps, specs))
-    log.info("plan %s for %r: %s (%s)", plan["planId"], query[:80], [s["agentName"] for s in plan["steps"]], note)
-    runtime.stream_writer({"index": -1, "content": f"{note}；计划：" + " → ".join(s["agentName"] for s in plan["steps"])})
+    log.info(
+        "plan %s for %r: %s (%s)", plan["planId"], query[:80], [s["agentName"] for s in plan["steps"]], note
+    )
+    runtime.stream_writer(
+        {"index": -1, "content": f"{note}；计划：" + " → ".join(s["agentName"] for s in plan["steps"])}
+    )
     plan_store(ctx).save(plan, user_id=ctx.user_id, conversation_id=ctx.conversation_id, status="running")
     return Command(goto="executor", update={"plan": plan, "summary": ""})

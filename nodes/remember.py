@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage
-from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from graphs.context import Context, resolve_context
@@ -13,9 +12,9 @@ from nodes.services import agent_memory
 __all__ = ["remember"]
 
 
-def remember(state: State, runtime: Runtime[Context], config: RunnableConfig) -> dict:
+def remember(state: State, runtime: Runtime[Context]) -> dict:
     """Append the newest human or AI message to `planner_{user}_{conversation}` memory (once per id)."""
-    ctx = resolve_context(runtime.context, dict(config))
+    ctx = resolve_context(runtime.context)
     messages = [m for m in state.get("messages", []) if isinstance(m, (HumanMessage, AIMessage))]
     if not messages:
         return {}

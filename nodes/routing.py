@@ -61,7 +61,10 @@ def best_candidate(query: str, candidates: Sequence[Candidate], embed=None) -> C
         top = max(per_text) or 1.0
         q_vec = embed.embed_query(query)
         sims = [sum(a * b for a, b in zip(q_vec, d, strict=True)) for d in embed.embed_documents(texts)]
-        per_text = [(1 - vector_weight) * s / top + vector_weight * max(v, 0.0) for s, v in zip(per_text, sims, strict=True)]
+        per_text = [
+            (1 - vector_weight) * s / top + vector_weight * max(v, 0.0)
+            for s, v in zip(per_text, sims, strict=True)
+        ]
     lexical = [0.0] * len(candidates)
     for owner, score in zip(owners, per_text, strict=True):
         lexical[owner] = max(lexical[owner], score)
@@ -91,7 +94,11 @@ def drop_reusable_steps(
     renumber = {s["seqNo"]: i for i, s in enumerate(kept)}
     return (
         [
-            {**s, "seqNo": renumber[s["seqNo"]], "dependsOn": [renumber[d] for d in s.get("dependsOn", []) if d in renumber]}
+            {
+                **s,
+                "seqNo": renumber[s["seqNo"]],
+                "dependsOn": [renumber[d] for d in s.get("dependsOn", []) if d in renumber],
+            }
             for s in kept
         ],
         list(dropped.values()),

@@ -20,12 +20,14 @@ def open_checkpointer(data_dir: Path, url: str | None = None) -> Iterator[BaseCh
     if url.startswith(("postgres://", "postgresql://")):
         from langgraph.checkpoint.postgres import PostgresSaver
 
-        with PostgresSaver.from_conn_string(url) as saver:
-            saver.setup()
-            yield saver
+        with PostgresSaver.from_conn_string(url) as pg_saver:
+            pg_saver.setup()
+            yield pg_saver
         return
     if url:
-        raise ValueError(f"PLANGRAPH_CHECKPOINT_URL={url!r} is not a postgresql:// URL; unset it to use SQLite.")
+        raise ValueError(
+            f"PLANGRAPH_CHECKPOINT_URL={url!r} is not a postgresql:// URL; unset it to use SQLite."
+        )
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     data_dir.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ import uuid
 from collections import deque
 from typing import Any
 
+from plangraph import server, waiting
 from plangraph.runner import PlanRunner, RunOutcome, UserFacingError
 
 __all__ = ["main"]
@@ -18,7 +19,9 @@ EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_WAITING = 0, 1, 2, 3
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="plangraph", description="Multi-agent planner/executor (PV investment expert).")
+    p = argparse.ArgumentParser(
+        prog="plangraph", description="Multi-agent planner/executor (PV investment expert)."
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="log plan states (English) to stderr")
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="plan and run a request")
@@ -34,6 +37,10 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--conversation", default=None, help="conversation id (= thread id)")
     for sp in (run, resume):
         sp.add_argument("--json", action="store_true", help="one JSON event per line")
+    # Subcommands owned by their modules (arguments and behaviour live there).
+    waiting.configure_pending(sub.add_parser("pending", help="list plans waiting for an answer"))
+    waiting.configure_remind(sub.add_parser("remind", help="call the reminder hook for old waiting plans"))
+    server.configure_serve(sub.add_parser("serve", help="serve the HTTP API (LangServe-compatible)"))
     return p
 
 
@@ -62,7 +69,9 @@ class _Printer:
             else:
                 self.console.print(f"[dim]{label}[/dim] {fields['content']}")
         elif kind == "interrupt":
-            self.console.print(f"[bold yellow]需要您补充（步骤 {fields['seqNo']}）：[/bold yellow]{fields['question']}")
+            self.console.print(
+                f"[bold yellow]需要您补充（步骤 {fields['seqNo']}）：[/bold yellow]{fields['question']}"
+            )
         elif kind == "final":
             if fields["artifacts"]:
                 self.console.print("[bold]报告与文件：[/bold]\n" + "\n".join(fields["artifacts"]))
@@ -70,7 +79,9 @@ class _Printer:
             self.console.print(f"[bold red]错误：[/bold red]{fields['message']}")
 
 
-def _drive(runner: PlanRunner, first: RunOutcome, answers: deque[str], printer: _Printer, conversation: str) -> int:
+def _drive(
+    runner: PlanRunner, first: RunOutcome, answers: deque[str], printer: _Printer, conversation: str
+) -> int:
     outcome = first
     while outcome.interrupt is not None:
         printer.event("interrupt", **outcome.interrupt)
@@ -80,7 +91,10 @@ def _drive(runner: PlanRunner, first: RunOutcome, answers: deque[str], printer: 
             answer = input("> ")
         else:
             if not printer.as_json:
-                print(f'用以下命令回答：plangraph resume --conversation {conversation} "您的回答"', file=sys.stderr)
+                print(
+                    f'用以下命令回答：plangraph resume --conversation {conversation} "您的回答"',
+                    file=sys.stderr,
+                )
             return EXIT_WAITING
         outcome = runner.resume(answer, on_chunk=lambda c: printer.event("chunk", **c))
     printer.event("final", plan=outcome.plan, summary=outcome.summary, artifacts=outcome.artifacts)
@@ -90,8 +104,18 @@ def _drive(runner: PlanRunner, first: RunOutcome, answers: deque[str], printer: 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `plangraph` console script."""
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if args.command in ("pending", "remind", "serve"):
+        handler = {"pending": waiting.run_pending, "remind": waiting.run_remind, "serve": server.run_serve}
+        try:
+            return handler[args.command](args)
+        except UserFacingError as error:
+            print(f"错误：{error}", file=sys.stderr)
+            return error.exit_code
     printer = _Printer(getattr(args, "json", False))
     conversation = args.conversation or (uuid.uuid4().hex[:12] if args.command == "run" else None)
     if conversation is None:

@@ -42,7 +42,13 @@ class PlanStore:
             self._db.executescript(_SCHEMA)
 
     def save(
-        self, plan: ExecutionPlan, *, user_id: str, conversation_id: str, status: str, question: str | None = None
+        self,
+        plan: ExecutionPlan,
+        *,
+        user_id: str,
+        conversation_id: str,
+        status: str,
+        question: str | None = None,
     ) -> None:
         """Insert or update a plan (created_at is kept from the first save)."""
         now = time.time()
@@ -51,8 +57,16 @@ class PlanStore:
                 """INSERT INTO plans VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                    ON CONFLICT(plan_id) DO UPDATE SET status=excluded.status, question=excluded.question,
                    updated_at=excluded.updated_at, plan_json=excluded.plan_json""",
-                (plan["planId"], user_id, conversation_id, status, question, now, now,
-                 json.dumps(plan, ensure_ascii=False, default=str)),
+                (
+                    plan["planId"],
+                    user_id,
+                    conversation_id,
+                    status,
+                    question,
+                    now,
+                    now,
+                    json.dumps(plan, ensure_ascii=False, default=str),
+                ),
             )
 
     def get(self, plan_id: str, *, user_id: str | None = None) -> dict[str, Any] | None:
@@ -63,14 +77,20 @@ class PlanStore:
             row = self._db.execute(sql, args).fetchone()
         return _record(row) if row else None
 
-    def list(self, *, user_id: str | None = None, status: str | None = None, conversation_id: str | None = None) -> list[dict]:
+    def list(
+        self, *, user_id: str | None = None, status: str | None = None, conversation_id: str | None = None
+    ) -> list[dict]:
         """Plans, newest first, filtered by user, status and conversation."""
         where, args = [], []
         for column, value in (("user_id", user_id), ("status", status), ("conversation_id", conversation_id)):
             if value is not None:
                 where.append(f"{column} = ?")
                 args.append(value)
-        sql = "SELECT * FROM plans" + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY updated_at DESC"
+        sql = (
+            "SELECT * FROM plans"
+            + (f" WHERE {' AND '.join(where)}" if where else "")
+            + " ORDER BY updated_at DESC"
+        )
         with self._lock:
             rows = self._db.execute(sql, args).fetchall()
         return [_record(r) for r in rows]
@@ -79,8 +99,14 @@ class PlanStore:
 def _record(row: tuple) -> dict[str, Any]:
     plan_id, user_id, conversation_id, status, question, created, updated, plan_json = row
     return {
-        "planId": plan_id, "userId": user_id, "conversationId": conversation_id, "status": status,
-        "question": question, "createdAt": created, "updatedAt": updated, "plan": json.loads(plan_json),
+        "planId": plan_id,
+        "userId": user_id,
+        "conversationId": conversation_id,
+        "status": status,
+        "question": question,
+        "createdAt": created,
+        "updatedAt": updated,
+        "plan": json.loads(plan_json),
     }
 
 

@@ -1,10 +1,10 @@
 """Embedding API: run requests and answer questions on one conversation, with a checkpointer.
 
-    with PlanRunner.open(user_id="alice", conversation_id="c1") as runner:
-        outcome = runner.run("帮我生成一份光伏经济测算报告")
-        if outcome.interrupt:
-            outcome = runner.resume("地点是杭州余杭区，工商业，装机容量500kW")
-        print(outcome.summary, outcome.artifacts)
+with PlanRunner.open(user_id="alice", conversation_id="c1") as runner:
+outcome = runner.run("帮我生成一份光伏经济测算报告")
+if outcome.interrupt:
+outcome = runner.resume("地点是杭州余杭区，工商业，装机容量500kW")
+print(outcome.summary, outcome.artifacts)
 """
 
 from __future__ import annotations
@@ -15,11 +15,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
 from graphs.context import Context
 from graphs.main import build_graph
+from graphs.state import InputState, OutputState, State
 from nodes.agent_node import TRANSIENT_ERRORS
 from nodes.finalizer import artifacts_of
 from nodes.planner import EMPTY_REQUEST, HUGE_REQUEST, MAX_REQUEST_CHARS
@@ -49,19 +51,29 @@ class RunOutcome:
 class PlanRunner:
     """One conversation of one user on a compiled, checkpointed graph."""
 
-    def __init__(self, graph: CompiledStateGraph, context: Context) -> None:
+    def __init__(
+        self, graph: CompiledStateGraph[State, Context, InputState, OutputState], context: Context
+    ) -> None:
         self.graph = graph
         self.context = context
-        self.config: dict[str, Any] = {"configurable": {"thread_id": context.conversation_id}}
+        self.config: RunnableConfig = {"configurable": {"thread_id": context.conversation_id}}
 
     @classmethod
     @contextmanager
     def open(
-        cls, *, user_id: str | None = None, conversation_id: str, data_dir: str | None = None, checkpoint_url: str | None = None
+        cls,
+        *,
+        user_id: str | None = None,
+        conversation_id: str,
+        data_dir: str | None = None,
+        checkpoint_url: str | None = None,
     ) -> Iterator[PlanRunner]:
         """A runner on the default checkpointer (SQLite in the data dir, or PLANGRAPH_CHECKPOINT_URL)."""
-        given = {"user_id": user_id, "conversation_id": conversation_id, "data_dir": data_dir}
-        context = Context(**{k: v for k, v in given.items() if v})
+        context = Context(conversation_id=conversation_id)
+        if user_id:
+            context.user_id = user_id
+        if data_dir:
+            context.data_dir = data_dir
         with open_checkpointer(context.data_path, checkpoint_url) as saver:
             yield cls(build_graph(checkpointer=saver), context)
 
@@ -86,7 +98,9 @@ class PlanRunner:
             return self._stream(Command(resume=answer), on_chunk)
         if state.next:
             if answer is not None:
-                raise UserFacingError(f"会话 {conv} 没有等待回答的问题；不带回答运行 plangraph resume 可继续被中断的执行。")
+                raise UserFacingError(
+                    f"会话 {conv} 没有等待回答的问题；不带回答运行 plangraph resume 可继续被中断的执行。"
+                )
             return self._stream(None, on_chunk)
         raise UserFacingError(f"会话 {conv} 没有等待回答的问题，计划已经结束。")
 
@@ -111,7 +125,7 @@ class PlanRunner:
         from tools.plan_render import GraphvizMissingError, render
 
         try:
-            data = render(dot, fmt)
+            data = render(dot, "svg" if fmt == "svg" else "png")
         except GraphvizMissingError as error:
             raise UserFacingError(str(error), exit_code=1) from None
         with open(output, "wb") as fh:
@@ -124,7 +138,7 @@ class PlanRunner:
                 graph_input, self.config, context=self.context, stream_mode=["custom", "updates"]
             ):
                 if mode == "custom" and on_chunk is not None:
-                    on_chunk(chunk)
+                    on_chunk(chunk)  # type: ignore[arg-type]
         except TRANSIENT_ERRORS as error:
             raise UserFacingError(
                 f"模型服务暂时不可用（{type(error).__name__}）。进度已保存，服务恢复后运行 "
@@ -136,5 +150,8 @@ class PlanRunner:
         if state.interrupts:
             return RunOutcome(interrupt=dict(state.interrupts[0].value), plan=plan)
         return RunOutcome(
-            interrupt=None, plan=plan, summary=state.values.get("summary", ""), artifacts=artifacts_of(plan) if plan else []
+            interrupt=None,
+            plan=plan,
+            summary=state.values.get("summary", ""),
+            artifacts=artifacts_of(plan) if plan else [],
         )

@@ -86,7 +86,9 @@ def _check_acyclic(deps: dict[int, list[int]]) -> None:
             return
         if state.get(node) == 1:
             cycle = path[path.index(node) :] + [node]
-            raise PlanValidationError(f"dependsOn forms a cycle: {' -> '.join(map(str, cycle))}; remove one edge.")
+            raise PlanValidationError(
+                f"dependsOn forms a cycle: {' -> '.join(map(str, cycle))}; remove one edge."
+            )
         state[node] = 1
         for dep in deps[node]:
             visit(dep, [*path, node])
@@ -98,7 +100,9 @@ def _check_acyclic(deps: dict[int, list[int]]) -> None:
 
 def new_plan(user_query: str, steps: list[PlanStep], context: dict | None = None) -> ExecutionPlan:
     """A fresh ExecutionPlan with a new id."""
-    return ExecutionPlan(planId=f"plan_{uuid.uuid4().hex[:12]}", userQuery=user_query, steps=steps, context=context or {})
+    return ExecutionPlan(
+        planId=f"plan_{uuid.uuid4().hex[:12]}", userQuery=user_query, steps=steps, context=context or {}
+    )
 
 
 def describe_agents(specs: Mapping) -> list[dict]:
@@ -107,7 +111,9 @@ def describe_agents(specs: Mapping) -> list[dict]:
         {
             "name": spec.name,
             "description": spec.description,
-            "inputs": [{"name": f.name, "required": f.required, "description": f.description} for f in spec.inputs],
+            "inputs": [
+                {"name": f.name, "required": f.required, "description": f.description} for f in spec.inputs
+            ],
             "examples": list(spec.examples[:3]),
         }
         for spec in specs.values()
@@ -124,7 +130,9 @@ def make_planning_tools(specs: Mapping) -> list[StructuredTool]:
     def create_plan(steps: list[StepArgs]) -> str:
         """Create the execution plan: one step per agent call, with dependsOn between steps."""
         try:
-            validated = validate_steps([s.model_dump() if isinstance(s, BaseModel) else s for s in steps], specs)
+            validated = validate_steps(
+                [s.model_dump() if isinstance(s, BaseModel) else s for s in steps], specs
+            )
         except PlanValidationError as error:
             raise ToolException(f"Error: {error}") from None
         return json.dumps({"ok": True, "steps": validated}, ensure_ascii=False)

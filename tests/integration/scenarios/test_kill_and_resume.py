@@ -7,24 +7,35 @@ import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
+from hold_step_cli import HOLD_MESSAGE
 from test_scenarios import S1, S1_ANSWER
 
+HELD = str(Path(__file__).with_name("hold_step_cli.py"))
 
-def _cli(*args: str, env: dict) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "plangraph.cli", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+
+def _cli(*args: str, env: dict, script: str | None = None) -> subprocess.Popen:
+    command = [sys.executable, script, *args] if script else [sys.executable, "-m", "plangraph.cli", *args]
+    return subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
 
 
 def test_s5_sigkill_inside_a_step_then_resume(tmp_path):
     env = {**os.environ, "PLANGRAPH_DATA_DIR": str(tmp_path / "data"), "PLANGRAPH_USER_ID": "bob"}
-    proc = _cli("run", S1, "--conversation", "k1", "--answer", S1_ANSWER, "--json", env=env)
+    proc = _cli("run", S1, "--conversation", "k1", "--answer", S1_ANSWER, "--json", env=env, script=HELD)
     seen: list[dict] = []
     assert proc.stdout is not None
     for line in proc.stdout:
         event = json.loads(line)
         seen.append(event)
-        if event["event"] == "chunk" and event["index"] == 1 and "agentChatResponse" not in event:
-            proc.send_signal(signal.SIGKILL)  # sensitivity has started and not finished
+        if event["event"] == "chunk" and event.get("content") == HOLD_MESSAGE:
+            proc.send_signal(signal.SIGKILL)  # sensitivity has started and is held open
             break
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == -signal.SIGKILL, err

@@ -14,7 +14,9 @@ from tests.support.openai_server import (
     reply_unknown_tool_call,
 )
 
-KNOWLEDGE_PLAN = {"steps": [{"seqNo": 0, "agentName": "knowledge", "requirement": "回答余电上网电价政策", "dependsOn": []}]}
+KNOWLEDGE_PLAN = {
+    "steps": [{"seqNo": 0, "agentName": "knowledge", "requirement": "回答余电上网电价政策", "dependsOn": []}]
+}
 
 
 def _role(body, role):
@@ -39,11 +41,15 @@ def model_env(data_dir, monkeypatch):
 def test_s6_model_plans_by_tool_calls_and_recovers_from_an_invalid_plan(model_env, data_dir):
     script = [
         reply_tool_call("list_agents", {}),
-        reply_tool_call("create_plan", {"steps": [{"seqNo": 0, "agentName": "policy_bot", "requirement": "x"}]}),
+        reply_tool_call(
+            "create_plan", {"steps": [{"seqNo": 0, "agentName": "policy_bot", "requirement": "x"}]}
+        ),
         reply_malformed_tool_call("create_plan", '{"steps": [ {"seqNo": 0,'),
         reply_tool_call("create_plan", KNOWLEDGE_PLAN),
     ]
-    with ScriptedOpenAIServer(script, responder=lambda body: reply_text("根据资料[1]，余电上网按当地燃煤基准价结算。")) as server:
+    with ScriptedOpenAIServer(
+        script, responder=lambda body: reply_text("根据资料[1]，余电上网按当地燃煤基准价结算。")
+    ) as server:
         model_env(server)
         chunks: list[dict] = []
         with PlanRunner.open(user_id="u", conversation_id="m1") as runner:
@@ -56,7 +62,10 @@ def test_s6_model_plans_by_tool_calls_and_recovers_from_an_invalid_plan(model_en
     for body in requests:
         assert len(_role(body, "system")) == 1 and body["messages"][0]["role"] == "system"
     errors = [m["content"] for m in _role(planner_requests[2], "tool")]
-    assert any("unknown agent 'policy_bot'; available: knowledge, pv_calc, report, reverse_opt, sensitivity" in e for e in errors)
+    assert any(
+        "unknown agent 'policy_bot'; available: knowledge, pv_calc, report, reverse_opt, sensitivity" in e
+        for e in errors
+    )
     assert any("not valid JSON" in m["content"] for m in _role(planner_requests[3], "tool"))
     streamed = "".join(c["content"] for c in chunks if c["index"] == -1)
     assert "余电上网" in streamed  # model tokens reached the custom stream

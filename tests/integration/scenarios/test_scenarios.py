@@ -20,7 +20,9 @@ S3 = "其他参数不变，将地址更换到上海市后重新进行测算"
 def conversation(tmp_path_factory):
     """One conversation that goes through S1 → S2 → S3 in order (module-scoped: the steps build on each other)."""
     data = tmp_path_factory.mktemp("scenarios")
-    with PlanRunner.open(user_id="alice", conversation_id="pv-1", data_dir=str(data), checkpoint_url="") as runner:
+    with PlanRunner.open(
+        user_id="alice", conversation_id="pv-1", data_dir=str(data), checkpoint_url=""
+    ) as runner:
         yield runner, data
 
 
@@ -62,7 +64,9 @@ def test_s2_existing_calculation_skips_pv_calc(conversation):
     sens = outcome.plan["steps"][0]["result"]["context"]
     from memory import open_memory
 
-    pv = last_tool_call(BlockAgentMemory(open_memory(data), memory_namespace("pv_calc", "alice", "pv-1")), "pv_economics")
+    pv = last_tool_call(
+        BlockAgentMemory(open_memory(data), memory_namespace("pv_calc", "alice", "pv-1")), "pv_economics"
+    )
     assert pv is not None
     assert sens["base"]["inputs"]["capacity_kw"] == pv[0]["capacity_kw"] == 500
 

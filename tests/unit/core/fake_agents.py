@@ -47,9 +47,16 @@ def _city_answer(text: str) -> dict:
 SPECS = {
     s.name: s
     for s in [
-        AgentSpec("ask_city", "查询城市信息 city lookup", _ask_city, examples=("查询城市",),
-                  inputs=(InputField("city", "请告诉我城市。"),), parse_answer=_city_answer,
-                  produces=("lookup",), reuse_phrases=("已有城市信息",)),
+        AgentSpec(
+            "ask_city",
+            "查询城市信息 city lookup",
+            _ask_city,
+            examples=("查询城市",),
+            inputs=(InputField("city", "请告诉我城市。"),),
+            parse_answer=_city_answer,
+            produces=("lookup",),
+            reuse_phrases=("已有城市信息",),
+        ),
         AgentSpec("use_dep", "汇总依赖 summarise dependencies", _use_dep, examples=("汇总",)),
         AgentSpec("meet", "并行会合 parallel meeting", _meet, examples=("会合",)),
         AgentSpec("boom", "总是出错 always fails", _boom, examples=("出错",)),
@@ -63,12 +70,20 @@ def template(name: str, description: str, steps: list[tuple[str, list[int]]]) ->
         name=name,
         description=description,
         examples=(description,),
-        steps=[{"seqNo": i, "agentName": a, "requirement": "", "dependsOn": d} for i, (a, d) in enumerate(steps)],
+        steps=[
+            {"seqNo": i, "agentName": a, "requirement": "", "dependsOn": d} for i, (a, d) in enumerate(steps)
+        ],
     )
 
 
 TEMPLATES = [
     template("城市汇总", "查询城市然后汇总 city then summarise", [("ask_city", []), ("use_dep", [0])]),
-    template("三方会合", "三个并行会合 three parallel meetings", [("meet", []), ("meet", []), ("meet", []), ("use_dep", [0, 1, 2])]),
-    template("出错流程", "先出错再汇总 fail then summarise", [("boom", []), ("use_dep", [0]), ("use_dep", [1])]),
+    template(
+        "三方会合",
+        "三个并行会合 three parallel meetings",
+        [("meet", []), ("meet", []), ("meet", []), ("use_dep", [0, 1, 2])],
+    ),
+    template(
+        "出错流程", "先出错再汇总 fail then summarise", [("boom", []), ("use_dep", [0]), ("use_dep", [1])]
+    ),
 ]

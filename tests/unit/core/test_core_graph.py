@@ -29,7 +29,13 @@ def _reset_runs():
 
 def _run(graph, payload, thread="t1", user="u1"):
     config = {"configurable": {"thread_id": thread}}
-    chunks = [c for mode, c in graph.stream(payload, config, context=Context(user_id=user), stream_mode=["custom", "updates"]) if mode == "custom"]
+    chunks = [
+        c
+        for mode, c in graph.stream(
+            payload, config, context=Context(user_id=user), stream_mode=["custom", "updates"]
+        )
+        if mode == "custom"
+    ]
     return graph.get_state(config), chunks
 
 
@@ -41,7 +47,10 @@ def test_interrupt_then_resume_runs_only_the_waiting_step(saver):
     assert intr.value["missing"] == ["city"] and intr.value["seqNo"] == 0
     assert [s["status"] for s in state.values["plan"]["steps"]] == ["interrupted", "not_started"]
     question_chunk = [c for c in chunks if "agentChatResponse" in c]
-    assert question_chunk[0]["index"] == 0 and question_chunk[0]["agentChatResponse"]["intent"] == "ask_city_question"
+    assert (
+        question_chunk[0]["index"] == 0
+        and question_chunk[0]["agentChatResponse"]["intent"] == "ask_city_question"
+    )
 
     state, chunks = _run(graph, Command(resume="城市是杭州"))
     assert not state.interrupts
@@ -96,10 +105,15 @@ def test_resume_in_a_new_process_on_the_same_sqlite_file(data_dir):
     data_dir.mkdir(parents=True, exist_ok=True)
     path = data_dir / "checkpoints.sqlite"
     with sqlite3.connect(path, check_same_thread=False) as conn:
-        _run(build_graph(checkpointer=SqliteSaver(conn), specs=SPECS, templates=TEMPLATES),
-             {"messages": [{"role": "user", "content": "查询城市然后汇总"}]})
+        _run(
+            build_graph(checkpointer=SqliteSaver(conn), specs=SPECS, templates=TEMPLATES),
+            {"messages": [{"role": "user", "content": "查询城市然后汇总"}]},
+        )
     with sqlite3.connect(path, check_same_thread=False) as conn:
-        state, _ = _run(build_graph(checkpointer=SqliteSaver(conn), specs=SPECS, templates=TEMPLATES), Command(resume="城市是广州"))
+        state, _ = _run(
+            build_graph(checkpointer=SqliteSaver(conn), specs=SPECS, templates=TEMPLATES),
+            Command(resume="城市是广州"),
+        )
     assert [s["status"] for s in state.values["plan"]["steps"]] == ["completed", "completed"]
     assert RUNS == {"ask_city": 2, "use_dep": 1}
 

@@ -12,7 +12,9 @@ from tools.planning import PlanValidationError, make_planning_tools, validate_st
 
 
 def test_unknown_agent_lists_the_valid_names():
-    with pytest.raises(PlanValidationError, match="unknown agent 'nope'; available: ask_city, boom, meet, use_dep"):
+    with pytest.raises(
+        PlanValidationError, match="unknown agent 'nope'; available: ask_city, boom, meet, use_dep"
+    ):
         validate_steps([{"seqNo": 0, "agentName": "nope"}], SPECS)
 
 
@@ -20,7 +22,13 @@ def test_unknown_agent_lists_the_valid_names():
     ("steps", "message"),
     [
         ([], "no steps"),
-        ([{"seqNo": 0, "agentName": "meet", "dependsOn": [1]}, {"seqNo": 1, "agentName": "meet", "dependsOn": [0]}], "cycle: 0 -> 1 -> 0"),
+        (
+            [
+                {"seqNo": 0, "agentName": "meet", "dependsOn": [1]},
+                {"seqNo": 1, "agentName": "meet", "dependsOn": [0]},
+            ],
+            "cycle: 0 -> 1 -> 0",
+        ),
         ([{"seqNo": 0, "agentName": "meet", "dependsOn": [0]}], "cycle: 0 -> 0"),
         ([{"seqNo": 0, "agentName": "meet"}, {"seqNo": 0, "agentName": "boom"}], "used twice"),
         ([{"seqNo": 0, "agentName": "meet", "dependsOn": [7]}], "missing step"),
@@ -33,19 +41,32 @@ def test_invalid_plans_are_rejected_with_the_fix(steps, message):
 
 def test_create_plan_tool_returns_an_error_tool_message_the_model_can_fix():
     tools = {t.name: t for t in make_planning_tools(SPECS)}
-    call = {"type": "tool_call", "id": "c1", "name": "create_plan", "args": {"steps": [{"seqNo": 0, "agentName": "x", "requirement": "r"}]}}
+    call = {
+        "type": "tool_call",
+        "id": "c1",
+        "name": "create_plan",
+        "args": {"steps": [{"seqNo": 0, "agentName": "x", "requirement": "r"}]},
+    }
     msg = tools["create_plan"].invoke(call)
     assert msg.status == "error" and msg.tool_call_id == "c1"
     assert "available: ask_city, boom, meet, use_dep" in msg.content
-    ok = tools["create_plan"].invoke({**call, "args": {"steps": [{"seqNo": 0, "agentName": "meet", "requirement": "r"}]}})
+    ok = tools["create_plan"].invoke(
+        {**call, "args": {"steps": [{"seqNo": 0, "agentName": "meet", "requirement": "r"}]}}
+    )
     assert ok.status == "success" and '"agentName": "meet"' in ok.content
     assert "ask_city" in tools["list_agents"].invoke({})
 
 
 def test_merge_plan_patches_steps_by_seqno_and_replaces_on_new_id():
-    plan = {"planId": "p1", "userQuery": "q", "context": {"a": 1},
-            "steps": [{"seqNo": 0, "status": "not_started"}, {"seqNo": 1, "status": "not_started"}]}
-    merged = merge_plan(plan, {"planId": "p1", "steps": [{"seqNo": 1, "status": "completed"}], "context": {"b": 2}})
+    plan = {
+        "planId": "p1",
+        "userQuery": "q",
+        "context": {"a": 1},
+        "steps": [{"seqNo": 0, "status": "not_started"}, {"seqNo": 1, "status": "not_started"}],
+    }
+    merged = merge_plan(
+        plan, {"planId": "p1", "steps": [{"seqNo": 1, "status": "completed"}], "context": {"b": 2}}
+    )
     assert [s["status"] for s in merged["steps"]] == ["not_started", "completed"]
     assert merged["context"] == {"a": 1, "b": 2}
     assert merge_plan(merged, {**plan, "planId": "p2"})["planId"] == "p2"

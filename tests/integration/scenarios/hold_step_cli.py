@@ -1,0 +1,28 @@
+"""The plangraph CLI with the sensitivity step held open for a minute, so a test can kill it mid-step."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+
+import nodes.registry as registry
+
+HOLD_MESSAGE = "test: holding the step open"
+
+specs = registry.agents()
+real = specs["sensitivity"]
+
+
+def _held(ctx):  # noqa: ANN001, ANN202
+    ctx.emit(HOLD_MESSAGE)
+    time.sleep(60)
+    return real.run(ctx)
+
+
+specs["sensitivity"] = dataclasses.replace(real, run=_held)
+
+if __name__ == "__main__":
+    from plangraph.cli import main
+
+    sys.exit(main(sys.argv[1:]))
