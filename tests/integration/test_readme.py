@@ -1,0 +1,31 @@
+"""The README's embedding example runs as written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+README = Path(__file__).parents[2] / "README.md"
+
+
+def _embedding_example() -> str:
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Embedding it") :]
+    match = re.search(r"```python\n(.*?)```", section, re.S)
+    assert match, "README's 'Embedding it' section has no python block"
+    return match.group(1)
+
+
+def test_embedding_example_runs_and_finishes_the_plan(data_dir, tmp_path, monkeypatch, capsys):
+    code = _embedding_example()
+    assert len(code.strip().splitlines()) <= 20
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 - the documented example itself
+    assert "项目地点" in scope["question"]
+    result = scope["result"]
+    assert [s["status"] for s in result["plan"]["steps"]] == ["completed"] * 3
+    assert result["summary"]
+    assert (tmp_path / ".plangraph" / "artifacts").is_dir()
+    out = capsys.readouterr().out
+    assert "0 " in out and result["summary"] in out
