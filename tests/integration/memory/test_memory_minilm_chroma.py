@@ -122,3 +122,25 @@ def test_parallel_namespaces_and_shared_instance(tmp_path, embeddings):
         assert all(
             h.metadata["namespace"] == f"agent{n}_u_c" for h in memory.search(f"agent{n}_u_c", "inverter 3")
         )
+
+
+def test_no_arguments_means_a_temp_dir_and_the_packaged_minilm(tmp_path, monkeypatch, embeddings):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    memory = BlockMemory()
+    assert memory.root.parent == tmp_path
+    memory.add_messages(
+        "pv_u_c",
+        [
+            HumanMessage(
+                "Our factory roof is about 3,000 square metres.", id="roof", additional_kwargs=_at(0)
+            ),
+            AIMessage("Noted.", additional_kwargs=_at(1)),
+            HumanMessage("The loan rate is 4.2 percent.", id="loan", additional_kwargs=_at(20)),
+            AIMessage("Noted.", additional_kwargs=_at(21)),
+        ],
+    )
+    hits = memory.search("pv_u_c", "how big is the rooftop")  # no shared word: only vectors can match
+    assert hits and "roof" in hits[0].message_ids
+    memory.close()
