@@ -27,7 +27,14 @@ from nodes.finalizer import artifacts_of
 from nodes.planner import EMPTY_REQUEST, HUGE_REQUEST, MAX_REQUEST_CHARS
 from plangraph.checkpoint import open_checkpointer
 
-__all__ = ["PlanRunner", "RunOutcome", "UserFacingError"]
+__all__ = [
+    "ConversationNotFoundError",
+    "ConversationStateError",
+    "PlanRunner",
+    "RunOutcome",
+    "ServiceUnavailableError",
+    "UserFacingError",
+]
 
 
 class UserFacingError(Exception):
@@ -36,6 +43,18 @@ class UserFacingError(Exception):
     def __init__(self, message: str, exit_code: int = 2) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+class ConversationNotFoundError(UserFacingError):
+    """The conversation has no saved state (wrong id, or another user's)."""
+
+
+class ConversationStateError(UserFacingError):
+    """The request does not fit the conversation's state (nothing waiting, or an answer is missing)."""
+
+
+class ServiceUnavailableError(UserFacingError):
+    """A transient failure of the model service; progress is saved and the run can be resumed."""
 
 
 @dataclass
@@ -52,11 +71,15 @@ class PlanRunner:
     """One conversation of one user on a compiled, checkpointed graph."""
 
     def __init__(
-        self, graph: CompiledStateGraph[State, Context, InputState, OutputState], context: Context
+        self,
+        graph: CompiledStateGraph[State, Context, InputState, OutputState],
+        context: Context,
+        thread_id: str | None = None,
     ) -> None:
+        """`thread_id` defaults to the conversation id (the HTTP server namespaces it per user)."""
         self.graph = graph
         self.context = context
-        self.config: RunnableConfig = {"configurable": {"thread_id": context.conversation_id}}
+        self.config: RunnableConfig = {"configurable": {"thread_id": thread_id or context.conversation_id}}
 
     @classmethod
     @contextmanager
@@ -79,30 +102,42 @@ class PlanRunner:
 
     def run(self, request: str, on_chunk: Callable[[dict], None] | None = None) -> RunOutcome:
         """Plan and run `request`; stops at the first question or at the end."""
+        return self._stream(self.run_input(request), on_chunk)
+
+    def resume(self, answer: Any = None, on_chunk: Callable[[dict], None] | None = None) -> RunOutcome:
+        """Answer the waiting question (or, with no question waiting, finish a run that was cut off)."""
+        return self._stream(self.resume_input(answer), on_chunk)
+
+    def run_input(self, request: str) -> dict[str, Any]:
+        """The graph input for `request`; raises UserFacingError when it is empty or too long."""
         text = (request or "").strip()
         if not text:
             raise UserFacingError(EMPTY_REQUEST)
         if len(text) > MAX_REQUEST_CHARS:
             raise UserFacingError(HUGE_REQUEST.format(n=len(text), limit=MAX_REQUEST_CHARS))
-        return self._stream({"messages": [{"role": "user", "content": text}]}, on_chunk)
+        return {"messages": [{"role": "user", "content": text}]}
 
-    def resume(self, answer: Any = None, on_chunk: Callable[[dict], None] | None = None) -> RunOutcome:
-        """Answer the waiting question (or, with no question waiting, finish a run that was cut off)."""
+    def resume_input(self, answer: Any = None) -> Any:
+        """The graph input that resumes the conversation; raises when `answer` does not fit its state."""
         state = self.graph.get_state(self.config)
         conv = self.context.conversation_id
         if not state.values and not state.next:
-            raise UserFacingError(f"找不到会话 {conv}：请检查会话 ID，或用 plangraph run 开始新的会话。")
+            raise ConversationNotFoundError(
+                f"找不到会话 {conv}：请检查会话 ID，或用 plangraph run 开始新的会话。"
+            )
         if state.interrupts:
             if answer is None or (isinstance(answer, str) and not answer.strip()):
-                raise UserFacingError(f"会话 {conv} 正在等待回答：{state.interrupts[0].value['question']}")
-            return self._stream(Command(resume=answer), on_chunk)
+                raise ConversationStateError(
+                    f"会话 {conv} 正在等待回答：{state.interrupts[0].value['question']}"
+                )
+            return Command(resume=answer)
         if state.next:
             if answer is not None:
-                raise UserFacingError(
+                raise ConversationStateError(
                     f"会话 {conv} 没有等待回答的问题；不带回答运行 plangraph resume 可继续被中断的执行。"
                 )
-            return self._stream(None, on_chunk)
-        raise UserFacingError(f"会话 {conv} 没有等待回答的问题，计划已经结束。")
+            return None
+        raise ConversationStateError(f"会话 {conv} 没有等待回答的问题，计划已经结束。")
 
     def current_plan(self) -> dict[str, Any] | None:
         """The conversation's newest plan (None before the first request)."""
@@ -140,7 +175,7 @@ class PlanRunner:
                 if mode == "custom" and on_chunk is not None:
                     on_chunk(chunk)  # type: ignore[arg-type]
         except TRANSIENT_ERRORS as error:
-            raise UserFacingError(
+            raise ServiceUnavailableError(
                 f"模型服务暂时不可用（{type(error).__name__}）。进度已保存，服务恢复后运行 "
                 f"plangraph resume --conversation {self.context.conversation_id} 继续。",
                 exit_code=1,

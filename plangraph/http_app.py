@@ -1,0 +1,196 @@
+"""The HTTP API: LangServe routes under /plangraph, REST for plans, auth and limits.
+
+`create_app()` returns a FastAPI app (embed it, or run it with `plangraph serve`). Every route
+except /healthz and the playground page needs an `X-API-Key`; the key decides the user, and a
+user only ever sees their own conversations, plans and artifacts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import FileResponse, JSONResponse
+
+from graphs.context import Context
+from graphs.main import build_graph
+from nodes.finalizer import artifacts_of
+from plangraph.auth import RateLimiter, load_api_keys
+from plangraph.checkpoint import open_checkpointer
+from plangraph.http_guard import Guard, json_error
+from plangraph.http_runnable import Backend, ConversationRunnable
+from plangraph.plan_store import open_plan_store
+from plangraph.runner import (
+    ConversationNotFoundError,
+    ConversationStateError,
+    ServiceUnavailableError,
+    UserFacingError,
+)
+
+if TYPE_CHECKING:
+    from langserve.server import EndpointName
+
+__all__ = ["DEFAULT_MAX_REQUEST_BYTES", "DEFAULT_RATE_LIMIT", "create_app"]
+
+log = logging.getLogger("plangraph.http")
+
+DEFAULT_MAX_REQUEST_BYTES = 1_000_000
+DEFAULT_RATE_LIMIT = 120  # requests per minute per key
+CONVERSATION_ID = re.compile(r"[A-Za-z0-9.-]{1,64}")
+USER_ID = re.compile(r"[\w.-]{1,64}")
+ENDPOINTS: list[EndpointName] = [
+    "invoke",
+    "batch",
+    "stream",
+    "stream_events",
+    "input_schema",
+    "output_schema",
+    "config_schema",
+    "playground",
+]
+_STATUS = {ConversationNotFoundError: 404, ConversationStateError: 409, ServiceUnavailableError: 503}
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    try:
+        return int(raw) if raw else default
+    except ValueError:
+        raise ValueError(f"{name}={raw!r} is not a whole number.") from None
+
+
+def create_app(
+    data_dir: str | Path | None = None,
+    checkpoint_url: str | None = None,
+    api_keys: Mapping[str, str] | None = None,
+    *,
+    insecure_no_auth: bool = False,
+    max_request_bytes: int | None = None,
+    rate_limit_per_minute: int | None = None,
+) -> FastAPI:
+    """The plangraph HTTP app; arguments left out fall back to the PLANGRAPH_* environment variables.
+
+    With no API keys (argument, PLANGRAPH_API_KEYS, PLANGRAPH_API_KEYS_FILE) this raises unless
+    `insecure_no_auth` is set; then every caller acts as PLANGRAPH_USER_ID (or "default").
+    """
+    keys = dict(api_keys) if api_keys is not None else load_api_keys()
+    if not keys and not insecure_no_auth:
+        raise ValueError(
+            "No API keys configured: set PLANGRAPH_API_KEYS='key1:user1,key2:user2' or "
+            "PLANGRAPH_API_KEYS_FILE, or allow anonymous use on loopback with --insecure-no-auth."
+        )
+    for user in keys.values():
+        if not USER_ID.fullmatch(user):
+            raise ValueError(f"API key user id {user!r}: use 1–64 letters, digits, '_', '.', '-'.")
+    data_path = Context(data_dir=str(data_dir)).data_path if data_dir else Context().data_path
+    opened: dict[str, Backend] = {}
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        with open_checkpointer(data_path, checkpoint_url) as saver:
+            opened["backend"] = Backend(build_graph(checkpointer=saver), str(data_path))
+            yield
+            opened.clear()
+
+    app = FastAPI(title="plangraph", lifespan=lifespan, docs_url=None, redoc_url=None)
+    runnable = ConversationRunnable(lambda: opened["backend"])
+    _add_langserve(app, runnable)
+    _add_rest(app, data_path)
+    _add_error_handlers(app)
+    app.add_middleware(
+        Guard,
+        keys=keys,
+        anonymous_user=None if keys else Context().user_id,
+        limiter=RateLimiter(
+            rate_limit_per_minute
+            if rate_limit_per_minute is not None
+            else _env_int("PLANGRAPH_RATE_LIMIT", DEFAULT_RATE_LIMIT)
+        ),
+        max_bytes=max_request_bytes
+        if max_request_bytes is not None
+        else _env_int("PLANGRAPH_MAX_REQUEST_BYTES", DEFAULT_MAX_REQUEST_BYTES),
+        public=("/healthz", "/plangraph/playground"),
+    )
+    return app
+
+
+def _add_langserve(app: FastAPI, runnable: ConversationRunnable) -> None:
+    from langserve import add_routes
+
+    async def per_request(config: dict[str, Any], request: Request) -> dict[str, Any]:
+        """User from the API key, conversation from config or X-Conversation-Id; checks before streaming."""
+        user = request.state.user_id
+        configurable = dict(config.get("configurable") or {})
+        if configurable.get("user_id") not in (None, "", user):
+            raise HTTPException(403, "config.configurable.user_id is not the user of your API key.")
+        conversation = configurable.get("thread_id") or request.headers.get("x-conversation-id") or ""
+        if conversation and not CONVERSATION_ID.fullmatch(conversation):
+            raise HTTPException(422, "Conversation id: use 1–64 letters, digits, '.' or '-'.")
+        config = {**config, "configurable": {**configurable, "user_id": user, "thread_id": conversation}}
+        body = await request.json()
+        if isinstance(body, dict) and isinstance(body.get("input"), dict):
+            await asyncio.to_thread(runnable.check, body["input"], config)  # type: ignore[arg-type]
+        return config
+
+    add_routes(
+        app,
+        runnable,
+        path="/plangraph",
+        per_req_config_modifier=per_request,
+        enabled_endpoints=ENDPOINTS,
+    )
+
+
+def _add_rest(app: FastAPI, data_path: Path) -> None:
+    store = open_plan_store(data_path)
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        """Liveness: the server is up and its checkpointer is open."""
+        return {"status": "ok"}
+
+    @app.get("/plans/{plan_id}")
+    async def get_plan(plan_id: str, request: Request) -> dict[str, Any]:
+        """One of your plans with its status and (while waiting) its question."""
+        record = await asyncio.to_thread(store.get, plan_id, user_id=request.state.user_id)
+        if record is None:
+            raise HTTPException(404, f"No plan {plan_id} for your user.")
+        return record
+
+    @app.get("/pending")
+    async def pending(request: Request) -> dict[str, Any]:
+        """Your plans that wait for an answer (resume them with {"resume": ...})."""
+        plans = await asyncio.to_thread(store.list, user_id=request.state.user_id, status="interrupted")
+        return {"plans": plans}
+
+    @app.get("/artifacts/{conversation_id}/{name}")
+    async def artifact(conversation_id: str, name: str, request: Request) -> FileResponse:
+        """A file (report, chart) that one of your plans in the conversation produced."""
+        records = await asyncio.to_thread(
+            store.list, user_id=request.state.user_id, conversation_id=conversation_id
+        )
+        for record in records:
+            for path in artifacts_of(record["plan"]):
+                if Path(path).name == name and Path(path).is_file():
+                    return FileResponse(path)
+        raise HTTPException(404, f"No file {name} in your conversation {conversation_id}.")
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(UserFacingError)
+    async def user_facing(_: Request, error: UserFacingError) -> JSONResponse:
+        return json_error(_STATUS.get(type(error), 422), str(error))
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, error: Exception) -> JSONResponse:
+        ref = uuid.uuid4().hex[:8]
+        log.error("request %s %s failed (ref %s)", request.method, request.url.path, ref, exc_info=error)
+        return json_error(500, f"Internal error (ref {ref}); the server log has the details.")

@@ -1,0 +1,118 @@
+"""ASGI middleware in front of every route: request size limit, API key → user, per-key rate limit."""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from plangraph.auth import RateLimiter
+
+__all__ = ["Guard", "json_error"]
+
+
+def json_error(status: int, detail: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    """The one error shape of the API: `{"detail": "..."}` (as FastAPI's own errors)."""
+    return JSONResponse({"detail": detail}, status_code=status, headers=dict(headers or {}))
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class Guard:
+    """Rejects oversized bodies (413), missing or unknown keys (401) and bursts over the limit (429).
+
+    The user of the key is put in `request.state.user_id`. Paths starting with one of `public`
+    need no key; with no keys configured every caller is `anonymous_user`.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        keys: Mapping[str, str],
+        anonymous_user: str | None,
+        limiter: RateLimiter,
+        max_bytes: int,
+        public: Sequence[str],
+    ) -> None:
+        """Wrap `app`; `max_bytes` <= 0 turns the size limit off."""
+        self.app = app
+        self.keys = [(key.encode(), user) for key, user in keys.items()]
+        self.anonymous_user = anonymous_user
+        self.limiter = limiter
+        self.max_bytes = max_bytes
+        self.public = tuple(public)
+
+    def _user(self, key: str | None) -> str | None:
+        if self.anonymous_user is not None:
+            return self.anonymous_user
+        if not key:
+            return None
+        given = key.encode("utf-8", "replace")
+        found = None
+        for known, user in self.keys:  # compare every key in constant time
+            if hmac.compare_digest(known, given):
+                found = user
+        return found
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Check the request, then pass it on with a receive() that enforces the size limit."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        length = headers.get("content-length", "")
+        if self.max_bytes > 0 and length.isdigit() and int(length) > self.max_bytes:
+            await self._reject(scope, receive, send, 413, self._too_large())
+            return
+        if not scope["path"].startswith(self.public):
+            key = headers.get("x-api-key")
+            user = self._user(key)
+            if user is None:
+                detail = "Missing X-API-Key header." if not key else "Unknown API key."
+                await self._reject(scope, receive, send, 401, detail)
+                return
+            wait = self.limiter.acquire(key or "anonymous")
+            if wait:
+                detail = f"Rate limit of {self.limiter.per_minute:g} requests/minute reached; retry later."
+                await self._reject(scope, receive, send, 429, detail, {"Retry-After": str(int(wait))})
+                return
+            scope.setdefault("state", {})["user_id"] = user
+        await self._pass(scope, receive, send)
+
+    async def _pass(self, scope: Scope, receive: Receive, send: Send) -> None:
+        seen, started = 0, False
+
+        async def counted_receive() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if self.max_bytes > 0 and seen > self.max_bytes:
+                raise _TooLarge
+            return message
+
+        async def tracked_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted_receive, tracked_send)
+        except _TooLarge:
+            if started:
+                raise
+            await json_error(413, self._too_large())(scope, receive, send)
+
+    def _too_large(self) -> str:
+        return f"Request body is larger than {self.max_bytes} bytes; send less (PLANGRAPH_MAX_REQUEST_BYTES)."
+
+    async def _reject(
+        self, scope: Scope, receive: Receive, send: Send, status: int, detail: str, headers: Any = None
+    ) -> None:
+        await json_error(status, detail, headers)(scope, receive, send)

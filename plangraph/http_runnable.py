@@ -1,0 +1,252 @@
+"""The Runnable that `langserve.add_routes` serves: one conversation turn per call.
+
+LangServe alone breaks on interrupt graphs three ways (it drops `configurable.thread_id`,
+filters `__interrupt__` out of the output, and treats a `Command` as new input). This
+wrapper declares `thread_id` as a configurable field, returns the interrupt as
+`__interrupt__`, and turns input `{"resume": answer}` into `Command(resume=answer)` through
+PlanRunner, so the HTTP API behaves like the CLI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
+from langchain_core.messages import AnyMessage, BaseMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.utils import ConfigurableFieldSpec
+from langgraph.graph.state import CompiledStateGraph
+from typing_extensions import TypedDict
+
+from graphs.context import Context
+from graphs.state import InputState, OutputState, State
+from plangraph.auth import thread_id_for
+from plangraph.runner import ConversationStateError, PlanRunner, RunOutcome, UserFacingError
+
+__all__ = ["ConversationRunnable", "HttpInput", "HttpOutput", "Backend", "artifact_url"]
+
+
+class HttpInput(TypedDict, total=False):
+    """Either `messages` (a new request; the last message is the request) or `resume` (the answer)."""
+
+    messages: list[AnyMessage]
+    resume: Any
+
+
+HttpOutput = TypedDict(
+    "HttpOutput",
+    {
+        "conversationId": str,
+        "plan": dict[str, Any] | None,
+        "summary": str,
+        "artifacts": list[str],
+        "__interrupt__": list[dict[str, Any]],
+    },
+    total=False,
+)
+HttpOutput.__doc__ = "A turn's result; `__interrupt__` is present while a question waits for `resume`."
+
+
+def artifact_url(conversation_id: str, path: str) -> str:
+    """Where the HTTP API serves an artifact file of the caller's conversation."""
+    return f"/artifacts/{conversation_id}/{path.rsplit('/', 1)[-1]}"
+
+
+@dataclass
+class Backend:
+    """The compiled, checkpointed graph and the data dir every request of a server shares."""
+
+    graph: CompiledStateGraph[State, Context, InputState, OutputState]
+    data_dir: str
+    _busy: dict[str, list] = field(default_factory=dict)
+    _guard: threading.Lock = field(default_factory=threading.Lock)
+
+    def runner(self, user_id: str, conversation_id: str) -> PlanRunner:
+        """A runner on the user's own thread for the conversation (other users cannot reach it)."""
+        context = Context(user_id=user_id, conversation_id=conversation_id, data_dir=self.data_dir)
+        return PlanRunner(self.graph, context, thread_id=thread_id_for(user_id, conversation_id))
+
+    @contextmanager
+    def exclusive(self, thread_id: str) -> Iterator[None]:
+        """One turn at a time per thread: a second request on the same conversation waits its turn."""
+        with self._guard:
+            entry = self._busy.setdefault(thread_id, [threading.Lock(), 0])
+            entry[1] += 1
+        try:
+            with entry[0]:
+                yield
+        finally:
+            with self._guard:
+                entry[1] -= 1
+                if entry[1] == 0:
+                    del self._busy[thread_id]
+
+
+def _request_text(messages: list[Any]) -> str:
+    last = messages[-1] if messages else None
+    if isinstance(last, BaseMessage):
+        return last.text
+    if isinstance(last, dict):
+        return str(last.get("content") or "")
+    return str(last or "")
+
+
+class ConversationRunnable(Runnable[dict[str, Any], dict[str, Any]]):
+    """plangraph as a LangServe runnable; user and conversation come from `config["configurable"]`."""
+
+    def __init__(self, backend: Callable[[], Backend]) -> None:
+        """`backend` returns the server's Backend (it is opened when the server starts)."""
+        self._backend = backend
+
+    @property
+    def InputType(self) -> type:  # noqa: N802 (LangChain's name)
+        """What a caller sends."""
+        return HttpInput
+
+    @property
+    def OutputType(self) -> type:  # noqa: N802 (LangChain's name)
+        """What a turn returns."""
+        return HttpOutput
+
+    @property
+    def config_specs(self) -> list[ConfigurableFieldSpec]:
+        """`thread_id` (the conversation) and `user_id` (set by the server from the API key)."""
+        return [
+            ConfigurableFieldSpec(
+                id="thread_id",
+                annotation=str,
+                name="Conversation id",
+                description="Your conversation id; empty starts a new one (see conversationId in the output).",
+                default="",
+            ),
+            ConfigurableFieldSpec(
+                id="user_id",
+                annotation=str,
+                name="User id",
+                description="Taken from your API key; any other value is refused (403).",
+                default="",
+            ),
+        ]
+
+    def check(self, input: dict[str, Any], config: RunnableConfig) -> None:
+        """Raise the UserFacingError a turn would raise, before anything runs (for streams)."""
+        runner = self._runner(input, config)
+        if "resume" in input:
+            runner.resume_input(input["resume"])
+        else:
+            runner.run_input(_request_text(input["messages"]))
+
+    def _runner(self, input: dict[str, Any], config: RunnableConfig) -> PlanRunner:
+        configurable = config.get("configurable") or {}
+        user = str(configurable.get("user_id") or Context().user_id)
+        conversation = str(configurable.get("thread_id") or "")
+        has_resume, has_messages = "resume" in input, bool(input.get("messages"))
+        if has_resume == has_messages:
+            raise UserFacingError('input 需要 "messages"（新请求）或 "resume"（回答问题）二者之一。')
+        if has_resume and not conversation:
+            raise ConversationStateError(
+                "回答问题需要会话 ID：在 config.configurable.thread_id 或请求头 X-Conversation-Id 中给出。"
+            )
+        return self._backend().runner(user, conversation or uuid.uuid4().hex[:12])
+
+    def _turn(
+        self, input: dict[str, Any], config: RunnableConfig, on_chunk: Callable[[dict], None] | None
+    ) -> dict[str, Any]:
+        runner = self._runner(input, config)
+        with self._backend().exclusive(str(runner.config["configurable"]["thread_id"])):
+            if "resume" in input:
+                outcome = runner.resume(input["resume"], on_chunk)
+            else:
+                outcome = runner.run(_request_text(input["messages"]), on_chunk)
+        return _output(runner, outcome)
+
+    def invoke(
+        self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        """Run one turn and return its result (with `__interrupt__` when a question waits)."""
+
+        def turn(
+            inp: dict[str, Any], run_manager: CallbackManagerForChainRun, config: RunnableConfig
+        ) -> dict:
+            return self._turn(inp, config, None)
+
+        return self._call_with_config(turn, dict(input), config, run_type="chain")
+
+    def stream(
+        self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Iterator[dict[str, Any]]:
+        """Yield the DESIGN stream chunks of the turn in order, then its result."""
+        yield from self._transform_stream_with_config(iter([input]), self._transform, config)
+
+    async def astream(
+        self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Async twin of `stream`: the turn runs in a worker thread, chunks arrive as they happen."""
+
+        async def one() -> AsyncIterator[dict[str, Any]]:
+            yield input
+
+        async for chunk in self._atransform_stream_with_config(one(), self._atransform, config):
+            yield chunk
+
+    def _transform(
+        self,
+        inputs: Iterator[dict[str, Any]],
+        run_manager: CallbackManagerForChainRun,
+        config: RunnableConfig,
+    ) -> Iterator[dict[str, Any]]:
+        chunks: queue.Queue = queue.Queue()
+        done: dict[str, Any] = {}
+
+        def work() -> None:
+            try:
+                done["output"] = self._turn(dict(next(inputs)), config, chunks.put)
+            except BaseException as error:  # handed to the caller's thread below
+                done["error"] = error
+            chunks.put(done)
+
+        threading.Thread(target=work, daemon=True).start()
+        while (chunk := chunks.get()) is not done:
+            yield chunk
+        if "error" in done:
+            raise done["error"]
+        yield done["output"]
+
+    async def _atransform(
+        self,
+        inputs: AsyncIterator[dict[str, Any]],
+        run_manager: AsyncCallbackManagerForChainRun,
+        config: RunnableConfig,
+    ) -> AsyncIterator[dict[str, Any]]:
+        loop = asyncio.get_running_loop()
+        chunks: asyncio.Queue[dict | None] = asyncio.Queue()
+        first = [item async for item in inputs][0]
+
+        def push(chunk: dict | None) -> None:
+            loop.call_soon_threadsafe(chunks.put_nowait, chunk)
+
+        task = loop.run_in_executor(None, self._turn, dict(first), config, push)
+        task.add_done_callback(lambda _: push(None))
+        while (chunk := await chunks.get()) is not None:
+            yield chunk
+        yield await task
+
+
+def _output(runner: PlanRunner, outcome: RunOutcome) -> dict[str, Any]:
+    conversation = runner.context.conversation_id
+    out: dict[str, Any] = {
+        "conversationId": conversation,
+        "plan": outcome.plan,
+        "summary": outcome.summary,
+        "artifacts": [artifact_url(conversation, p) for p in outcome.artifacts],
+    }
+    if outcome.interrupt is not None:
+        out["__interrupt__"] = [{"value": outcome.interrupt}]
+    return out
