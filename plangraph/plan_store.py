@@ -26,11 +26,19 @@ CREATE TABLE IF NOT EXISTS plans (
     plan_json TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS plans_by_user ON plans(user_id, status, updated_at);
+CREATE TABLE IF NOT EXISTS reminders (
+    plan_id TEXT NOT NULL,
+    reminded_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS reminders_by_plan ON reminders(plan_id, reminded_at);
 """
 
 
 class PlanStore:
-    """Upsert and fetch plans; `status` is running | interrupted | completed | failed."""
+    """Upsert and fetch plans; note when the user of a waiting plan was reminded.
+
+    `status` is running | interrupted | completed | failed | superseded.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -94,6 +102,21 @@ class PlanStore:
         with self._lock:
             rows = self._db.execute(sql, args).fetchall()
         return [_record(r) for r in rows]
+
+    def record_reminder(self, plan_id: str, at: float | None = None) -> None:
+        """Note that the user of a waiting plan was reminded (at `at`, default now)."""
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT INTO reminders VALUES (?, ?)", (plan_id, time.time() if at is None else at)
+            )
+
+    def last_reminders(self) -> dict[str, float]:
+        """When each plan's user was last reminded, by planId (plans never reminded are absent)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT plan_id, MAX(reminded_at) FROM reminders GROUP BY plan_id"
+            ).fetchall()
+        return dict(rows)
 
 
 def _record(row: tuple) -> dict[str, Any]:
