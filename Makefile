@@ -13,7 +13,7 @@ export ANONYMIZED_TELEMETRY := False
 export TOKENIZERS_PARALLELISM := false
 export MPLBACKEND := Agg
 
-.PHONY: install demo test lint typecheck pytest clean
+.PHONY: install demo test lint typecheck pytest clean docs
 
 $(BIN)/.installed: pyproject.toml constraints.txt
 	@command -v $(PY) >/dev/null || { echo "need $(PY) (Python 3.11)"; exit 1; }
@@ -41,6 +41,10 @@ pytest: install
 	$(BIN)/pytest -q -p no:cacheprovider
 
 test: lint typecheck pytest
+
+# README graph block + docs/img/plan-s1.{dot,svg} (needs Graphviz `dot`); commit the result.
+docs: install
+	$(BIN)/python -m plangraph.docs_gen
 
 clean:
 	rm -rf $(VENV) .plangraph .plangraph-demo .pytest_cache .mypy_cache .ruff_cache
