@@ -1,4 +1,4 @@
-"""The plangraph graph: remember → planner → executor ⇄ sub-agents / ask_user → finalizer → remember.
+"""The plangraph graph: remember → disclose → planner → executor ⇄ sub-agents / ask_user → finalizer → remember.
 
 `graph` is compiled without a checkpointer for `langgraph.json` (the server brings its own);
 `build_graph()` compiles the same wiring with whatever checkpointer and store the caller has.
@@ -18,8 +18,10 @@ from graphs.context import Context
 from graphs.state import InputState, OutputState, State
 from nodes.agent_node import STEP_RETRY, TRANSIENT_ERRORS, make_agent_node
 from nodes.ask_user import make_ask_user
+from nodes.disclose import make_disclose
 from nodes.executor import executor
 from nodes.finalizer import finalizer
+from nodes.model_planner import PLANNER_PROMPT
 from nodes.planner import make_planner
 from nodes.registry import AgentSpec, agents
 from nodes.remember import remember
@@ -36,6 +38,7 @@ def make_builder(
     specs = agents() if specs is None else specs
     b = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
     b.add_node("remember_request", remember)
+    b.add_node("disclose_planner", make_disclose("planner", PLANNER_PROMPT))
     b.add_node(
         "planner", make_planner(specs, templates), retry_policy=MODEL_RETRY, destinations=("executor", END)
     )
@@ -47,7 +50,8 @@ def make_builder(
         b.add_node(name, make_agent_node(spec), retry_policy=STEP_RETRY)
         b.add_edge(name, "executor")
     b.add_edge(START, "remember_request")
-    b.add_edge("remember_request", "planner")
+    b.add_edge("remember_request", "disclose_planner")
+    b.add_edge("disclose_planner", "planner")
     b.add_edge("finalizer", "remember_answer")
     b.add_edge("remember_answer", END)
     return b

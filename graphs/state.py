@@ -8,6 +8,7 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
+from memory.disclosure import WindowRef
 from tools.contracts import ExecutionPlan
 
 __all__ = ["InputState", "OutputState", "State", "StepInput", "merge_plan"]
@@ -54,6 +55,7 @@ class State(InputState):
 
     plan: Annotated[ExecutionPlan | None, merge_plan]
     summary: str
+    window: WindowRef | None  # the planner's disclosed window, by reference (nodes/disclose.py)
 
 
 class StepInput(TypedDict):

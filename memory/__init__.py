@@ -6,6 +6,7 @@ per-user long-term tier. `open_memory(data_dir)` returns the shared instance of 
 """
 
 from memory.block_memory import BlockMemory
+from memory.disclosure import WindowRef
 from memory.registry import open_memory
 from memory.types import Block, BlockHit, MemorySettings, UnknownBlockError, UnknownDataIdError
 
@@ -16,5 +17,6 @@ __all__ = [
     "MemorySettings",
     "UnknownBlockError",
     "UnknownDataIdError",
+    "WindowRef",
     "open_memory",
 ]

@@ -10,12 +10,13 @@ from langchain_core.messages import BaseMessage, messages_from_dict
 
 from memory._state import NamespaceState
 from memory._store import Store
-from memory.disclosure import build_window
+from memory.disclosure import WindowRef, assemble_window
 from memory.focus import focus
 from memory.offload import OffloadStore
 from memory.scoring import Candidate, rank, vector_weight
 from memory.text import search_terms
 from memory.tiers import longterm_namespace
+from memory.tokens import count_messages_tokens
 from memory.types import Block, BlockHit, MemorySettings, UnknownDataIdError
 from memory.vectors import VectorIndex
 
@@ -142,12 +143,74 @@ class ReadingMixin:
         current_input: BaseMessage | None = None,
     ) -> list[BaseMessage]:
         """The window one model call sees, within `budget_tokens` (see `memory.disclosure`)."""
+        return self._disclose(namespace, budget_tokens, system_prompt, current_input)[0]
+
+    def _disclose(
+        self, namespace: str, budget_tokens: int, system_prompt: str, current_input: BaseMessage | None
+    ) -> tuple[list[BaseMessage], bool, int]:
         state = self._state(namespace)
         with state.lock:
             blocks = self.list_blocks(namespace)
             latest = self.block_messages(namespace, state.tail.block_id) if state.tail else []
             loose = [e.message for e in state.pending]
-        return build_window(system_prompt, blocks, latest, loose, current_input, budget_tokens, self.settings)
+        window, listed = assemble_window(
+            system_prompt, blocks, latest, loose, current_input, budget_tokens, self.settings
+        )
+        return window, listed, len(blocks)
+
+    def disclose_ref(
+        self,
+        namespace: str,
+        budget_tokens: int,
+        system_prompt: str = "",
+        current_input: BaseMessage | None = None,
+    ) -> WindowRef:
+        """`disclose`, kept as a small reference (ids and counts) for graph state.
+
+        `window(ref, system_prompt)` rebuilds the same messages as long as the messages are stored
+        in `namespace` (pass a `current_input` that was added with `add_messages`, with its id).
+        """
+        window, listed, n_blocks = self._disclose(namespace, budget_tokens, system_prompt, current_input)
+        current_id = str(current_input.id) if current_input is not None and current_input.id else None
+        return WindowRef(
+            namespace=namespace,
+            budget_tokens=budget_tokens,
+            blocks=n_blocks,
+            listed=listed,
+            message_ids=[str(m.id) for m in window[1:]],
+            current_id=current_id,
+            tokens=count_messages_tokens(window),
+        )
+
+    def window(self, ref: WindowRef, system_prompt: str = "") -> list[BaseMessage] | None:
+        """The messages of a `disclose_ref` window; None when one of them is not stored.
+
+        `system_prompt` must be the one given to `disclose_ref`; the result stays within the
+        reference's budget (block metadata that grew meanwhile may change the system text).
+        """
+        namespace, ids = ref["namespace"], ref["message_ids"]
+        found = {str(m.id): m for m in self.messages_by_id(namespace, ids)}
+        if any(i not in found for i in ids):
+            return None
+        current = found.get(ref["current_id"] or "")
+        body = [found[i] for i in ids if i != ref["current_id"]]
+        blocks = self.list_blocks(namespace)[: ref["blocks"]]
+        window, _ = assemble_window(
+            system_prompt, blocks, body, [], current, ref["budget_tokens"], self.settings, ref["listed"]
+        )
+        return window
+
+    def messages_by_id(self, namespace: str, message_ids: list[str]) -> list[BaseMessage]:
+        """Stored messages of `namespace` with these ids, oldest first."""
+        out: list[BaseMessage] = []
+        for start in range(0, len(message_ids), 500):
+            chunk = message_ids[start : start + 500]
+            rows = self._store.query(
+                f"SELECT data FROM messages WHERE ns=? AND msg_id IN ({','.join('?' * len(chunk))}) ORDER BY seq",
+                (namespace, *chunk),
+            )
+            out += messages_from_dict([json.loads(r[0]) for r in rows])
+        return out
 
     def offload(self, content: str, namespace: str | None = None) -> str:
         """Store `content` outside the session; returns `store://<id>` (owned by `namespace` if given)."""

@@ -18,6 +18,7 @@ CREATE TABLE IF NOT EXISTS messages(
     tokens INTEGER NOT NULL, todo_id TEXT NOT NULL, tags TEXT NOT NULL, block_id TEXT,
     data TEXT NOT NULL, PRIMARY KEY(ns, seq));
 CREATE INDEX IF NOT EXISTS messages_by_block ON messages(ns, block_id);
+CREATE INDEX IF NOT EXISTS messages_by_id ON messages(ns, msg_id);
 CREATE TABLE IF NOT EXISTS blocks(
     ns TEXT NOT NULL, block_id TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL,
     todo_id TEXT NOT NULL, block_type TEXT NOT NULL, keywords TEXT NOT NULL,

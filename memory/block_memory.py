@@ -82,6 +82,7 @@ class BlockMemory(ReadingMixin):
         self._vectors = VectorIndex(chroma_client(self.root / "chroma", url), embeddings)
         self._summarizer = summarizer
         self._states: dict[str, NamespaceState] = {}
+        self._registered: set[str] = set()
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -95,13 +96,15 @@ class BlockMemory(ReadingMixin):
         Registration links the namespace to its user, which enables the user's long-term tier.
         """
         namespace = f"{agent_name}_{user_id}_{conversation_id}"
-        self.register_namespace(namespace, user_id, conversation_id, agent_name)
+        if namespace not in self._registered:
+            self.register_namespace(namespace, user_id, conversation_id, agent_name)
         return namespace
 
     def register_namespace(
         self, namespace: str, user_id: str, conversation_id: str | None = None, agent_name: str | None = None
     ) -> None:
         """Record who owns `namespace` (needed for long-term memory and shared blob access)."""
+        self._registered.add(namespace)
         with self._store.transaction() as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO namespaces(ns, agent, user_id, conversation_id) VALUES(?,?,?,?)",

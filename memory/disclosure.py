@@ -7,6 +7,9 @@ window exceeds the budget, the metadata list first shrinks to the hint, then who
 dropped oldest first — from the latest block, then from the loose messages — and only then are
 the system prompt and the current input cut. A tool call and its results form one unit, so they
 are never separated.
+
+A graph node discloses once and keeps only a `WindowRef` (ids and counts) in the checkpoint;
+the model-calling node turns it back into messages with `BlockMemory.window`.
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from typing_extensions import TypedDict
 
 from memory.tokens import MESSAGE_OVERHEAD, count_messages_tokens, count_tokens, truncate
 from memory.types import MemorySettings
 
-__all__ = ["BLOCK_LIST_HEADER", "BLOCK_LIST_HINT", "build_window", "units"]
+__all__ = ["BLOCK_LIST_HEADER", "BLOCK_LIST_HINT", "WindowRef", "assemble_window", "build_window", "units"]
 
 BLOCK_LIST_HEADER = "以下是本对话的历史记忆块（共 {n} 个）。需要细节时调用 search_block 检索，store:// 开头的数据用 load 分页读取："
 BLOCK_LIST_HINT = (
@@ -28,6 +32,23 @@ BLOCK_LIST_HINT = (
     "再用 search_block 检索；store:// 开头的大段数据用 load 分页读取。"
 )
 _CUT_NOTE = "\n…（内容过长已截断）"
+
+
+class WindowRef(TypedDict):
+    """A disclosed window by reference: what graph state keeps instead of the messages.
+
+    `message_ids` are the window's messages after the SystemMessage, in order (the current input
+    last when there is one); `blocks` is how many blocks existed and `listed` whether their
+    metadata was in the system message; `tokens` is the window's size when it was built.
+    """
+
+    namespace: str
+    budget_tokens: int
+    blocks: int
+    listed: bool
+    message_ids: list[str]
+    current_id: str | None
+    tokens: int
 
 
 def units(messages: Sequence[BaseMessage]) -> list[list[BaseMessage]]:
@@ -94,11 +115,25 @@ def build_window(
     settings: MemorySettings,
 ) -> list[BaseMessage]:
     """Assemble the window; its `count_messages_tokens` never exceeds `budget_tokens`."""
+    return assemble_window(system_prompt, blocks, latest, loose, current_input, budget_tokens, settings)[0]
+
+
+def assemble_window(
+    system_prompt: str,
+    blocks: list[dict[str, Any]],
+    latest: Sequence[BaseMessage],
+    loose: Sequence[BaseMessage],
+    current_input: BaseMessage | None,
+    budget_tokens: int,
+    settings: MemorySettings,
+    allow_block_list: bool = True,
+) -> tuple[list[BaseMessage], bool]:
+    """`build_window` plus whether the block metadata list made it into the system message."""
     current_id = current_input.id if current_input is not None else None
     skip = {current_id} if current_id else set()
     latest_units = units([m for m in latest if m.id not in skip])
     loose_units = _newest(units([m for m in loose if m.id not in skip]), settings.loose_messages)
-    listed = True
+    listed = allow_block_list
 
     def total() -> int:
         msgs = [m for u in latest_units + loose_units for m in u]
@@ -141,4 +176,4 @@ def build_window(
             f"budget_tokens={budget_tokens} cannot hold even a system message and the current input; "
             "raise the budget (the default is 2000)."
         )
-    return result
+    return result, listed and bool(blocks) and len(blocks) < settings.block_list_limit

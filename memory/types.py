@@ -35,7 +35,7 @@ class MemorySettings:
     hit_tokens: int = 120
     candidates: int = 64
     fusion: str = "weighted"
-    vector_weight: float = 0.5
+    vector_weight: float = 0.7
     multilingual_embeddings: bool = False
     half_life_days: float = 30.0
     decay_floor: float = 0.6

@@ -1,4 +1,9 @@
-"""Model-mode planning: the model calls `list_agents` and `create_plan` until the plan validates."""
+"""Model-mode planning: the model calls `list_agents` and `create_plan` until the plan validates.
+
+The prompt is the window the `disclose` node chose (nodes/disclose.py), rebuilt from memory; the
+model may also call `search_block`, `list_blocks` and `load` on the planner's own memory
+namespace. Their results live only in this call's message list: nothing is written back.
+"""
 
 from __future__ import annotations
 
@@ -12,15 +17,16 @@ from langchain_core.messages import (
     AIMessageChunk,
     BaseMessage,
     HumanMessage,
-    SystemMessage,
     ToolMessage,
 )
 from langchain_core.messages.tool import invalid_tool_call
 
 from graphs.context import Context
+from memory import WindowRef
 from nodes.registry import AgentSpec
 from nodes.services import block_memory, chat_model
 from nodes.step import memory_namespace
+from tools.memory_tools import make_memory_tools
 from tools.planning import make_planning_tools
 
 __all__ = ["MAX_PLAN_ROUNDS", "PLANNER_PROMPT", "PlanningFailedError", "plan_with_model", "stream_model"]
@@ -32,6 +38,7 @@ PLANNER_PROMPT = """你是多智能体系统的规划器。把用户的需求拆
 先调用 list_agents 查看可用的智能体及其所需输入，再调用 create_plan 提交计划：
 每个步骤写明 seqNo（从 0 开始）、agentName、requirement（该步骤要完成什么，用用户的语言）、dependsOn。
 没有依赖的步骤可以并行。用户已经有的结果（例如“我已经有测算方案了”）不要再安排步骤。
+需要更早的对话内容（例如用户之前给过的参数）时，先调用 search_block 检索，store:// 数据用 load 读取。
 不要直接回答用户的问题，只通过 create_plan 提交计划。"""
 NUDGE = "请调用 create_plan 提交计划（只能使用 list_agents 返回的智能体名称）。"
 
@@ -77,25 +84,39 @@ def _is_json(text: str) -> bool:
     return True
 
 
-def _prompt(query: str, ctx: Context) -> list[BaseMessage]:
+def _prompt(query: str, ctx: Context, window: WindowRef | None) -> list[BaseMessage]:
+    memory = block_memory(ctx)
     namespace = memory_namespace("planner", ctx.user_id, ctx.conversation_id)
-    window = block_memory(ctx).disclose(namespace, ctx.token_budget, system_prompt=PLANNER_PROMPT)
-    if not window or not isinstance(window[0], SystemMessage):
-        window = [SystemMessage(content=PLANNER_PROMPT), *window]
-    if not any(isinstance(m, HumanMessage) and m.text.strip() == query for m in window):
-        window.append(HumanMessage(content=query))
-    return window
+    messages = None
+    if window is not None and window["namespace"] == namespace:
+        messages = memory.window(window, PLANNER_PROMPT)
+        if messages is not None and window["current_id"]:
+            return messages  # ends with the current request (cut to the budget if it is huge)
+    if messages is None:  # no disclose node ran (direct call) or its messages are gone
+        messages = memory.disclose(namespace, ctx.token_budget, system_prompt=PLANNER_PROMPT)
+    if not any(isinstance(m, HumanMessage) and m.text.strip() == query for m in messages):
+        messages.append(HumanMessage(content=query))
+    return messages
 
 
 def plan_with_model(
-    query: str, ctx: Context, writer: Callable[[Any], None], specs: Mapping[str, AgentSpec]
+    query: str,
+    ctx: Context,
+    writer: Callable[[Any], None],
+    specs: Mapping[str, AgentSpec],
+    window: WindowRef | None = None,
 ) -> tuple[list[dict], str]:
-    """Steps from the model's `create_plan` call (validated), or PlanningFailedError."""
-    tools = {t.name: t for t in make_planning_tools(specs)}
+    """Steps from the model's `create_plan` call (validated), or PlanningFailedError.
+
+    `window` is the reference the disclose node stored; without it the window is disclosed here.
+    """
+    memory = block_memory(ctx)
+    namespace = memory.scope("planner", ctx.user_id, ctx.conversation_id)
+    tools = {t.name: t for t in [*make_planning_tools(specs), *make_memory_tools(memory, namespace)]}
     model = chat_model(ctx)
     assert model is not None, "plan_with_model needs ctx.model"
     bound = model.bind_tools(list(tools.values()))
-    messages = _prompt(query, ctx)
+    messages = _prompt(query, ctx, window)
     last_error = "no create_plan call"
     for round_no in range(MAX_PLAN_ROUNDS):
         reply = stream_model(bound, messages, lambda text: writer({"index": -1, "content": text}))

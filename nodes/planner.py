@@ -125,7 +125,7 @@ def _plan(
         from nodes.model_planner import PlanningFailedError, plan_with_model
 
         try:
-            steps, note = plan_with_model(query, ctx, runtime.stream_writer, specs)
+            steps, note = plan_with_model(query, ctx, runtime.stream_writer, specs, state.get("window"))
         except PlanningFailedError as error:
             log.warning("planning failed for %r: %s", query[:80], error)
             text = f"抱歉，这次没能生成可执行的计划：{error}。请换个说法再试一次。"

@@ -20,6 +20,6 @@ def remember(state: State, runtime: Runtime[Context]) -> dict:
         return {}
     newest = messages[-1]
     memory = agent_memory(ctx, "planner")
-    if newest.id is None or all(m.id != newest.id for m in memory.messages()[-4:]):
+    if newest.id is None or all(m.id != newest.id for m in memory.recent(4)):
         memory.add([newest])
     return {}

@@ -12,7 +12,6 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
 from graphs.context import Context
-from nodes.step import AgentMemory, memory_namespace
 from plangraph.plan_store import PlanStore, open_plan_store
 
 if TYPE_CHECKING:
@@ -36,6 +35,10 @@ class BlockAgentMemory:
         """All messages of the namespace, oldest first."""
         return self.memory.messages(self.namespace)
 
+    def recent(self, limit: int) -> list[BaseMessage]:
+        """The newest `limit` messages, oldest first (cheap however long the conversation)."""
+        return self.memory.messages(self.namespace, limit=limit)
+
 
 def block_memory(ctx: Context) -> BlockMemory:
     """The data dir's block memory (one instance per process and path)."""
@@ -44,9 +47,14 @@ def block_memory(ctx: Context) -> BlockMemory:
     return open_memory(ctx.data_path)
 
 
-def agent_memory(ctx: Context, agent_name: str) -> AgentMemory:
-    """`{agent}_{user}_{conversation}` memory for this run's user and conversation."""
-    return BlockAgentMemory(block_memory(ctx), memory_namespace(agent_name, ctx.user_id, ctx.conversation_id))
+def agent_memory(ctx: Context, agent_name: str) -> BlockAgentMemory:
+    """`{agent}_{user}_{conversation}` memory for this run's user and conversation.
+
+    The namespace is registered to the user, so its important blocks reach the user's long-term tier.
+    """
+    memory = block_memory(ctx)
+    namespace = memory.scope(agent_name, ctx.user_id, ctx.conversation_id)
+    return BlockAgentMemory(memory, namespace)
 
 
 def plan_store(ctx: Context) -> PlanStore:

@@ -80,3 +80,20 @@ def test_tools_hide_the_namespace_and_report_bad_ids(memory: BlockMemory):
     assert "报告内容 报告内容" in page and "offset=10" in page
     assert ref in load.invoke({"data_id": "store://" + "a" * 32})  # lists the valid ids
     assert len(memory.messages(alice)) == 4  # tool results are not written back
+
+
+@pytest.mark.parametrize(
+    ("turns", "question", "budget"), [(2, "那 IRR 最高是哪一轮？", 2000), (12, "很长的问题" * 200, 300)]
+)
+def test_window_reference_rebuilds_the_disclosed_messages(memory: BlockMemory, turns, question, budget):
+    _conversation(memory, "a_u_c", turns)
+    current = HumanMessage(question, id="current")
+    memory.add_messages("a_u_c", [current])
+    direct = memory.disclose("a_u_c", budget, "提示", current)
+    ref = memory.disclose_ref("a_u_c", budget, "提示", current)
+    assert ref["message_ids"][-1] == "current" and ref["tokens"] == count_messages_tokens(direct) <= budget
+    assert ref["listed"] is (turns < 10) and "IRR" not in str(ref)  # ids and counts, no text
+    rebuilt = memory.window(ref, "提示")
+    assert rebuilt is not None
+    assert [(type(m), m.content) for m in rebuilt] == [(type(m), m.content) for m in direct]
+    assert memory.window({**ref, "message_ids": ["gone", *ref["message_ids"]]}, "提示") is None
