@@ -8,10 +8,8 @@ user only ever sees their own conversations, plans and artifacts.
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import re
-import uuid
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -39,8 +37,6 @@ if TYPE_CHECKING:
     from langserve.server import EndpointName
 
 __all__ = ["DEFAULT_MAX_REQUEST_BYTES", "DEFAULT_RATE_LIMIT", "create_app"]
-
-log = logging.getLogger("plangraph.http")
 
 DEFAULT_MAX_REQUEST_BYTES = 1_000_000
 DEFAULT_RATE_LIMIT = 120  # requests per minute per key
@@ -188,9 +184,3 @@ def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(UserFacingError)
     async def user_facing(_: Request, error: UserFacingError) -> JSONResponse:
         return json_error(_STATUS.get(type(error), 422), str(error))
-
-    @app.exception_handler(Exception)
-    async def unexpected(request: Request, error: Exception) -> JSONResponse:
-        ref = uuid.uuid4().hex[:8]
-        log.error("request %s %s failed (ref %s)", request.method, request.url.path, ref, exc_info=error)
-        return json_error(500, f"Internal error (ref {ref}); the server log has the details.")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hmac
+import logging
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -13,6 +15,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from plangraph.auth import RateLimiter
 
 __all__ = ["Guard", "json_error"]
+
+log = logging.getLogger("plangraph.http")
 
 
 def json_error(status: int, detail: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
@@ -26,6 +30,8 @@ class _TooLarge(Exception):
 
 class Guard:
     """Rejects oversized bodies (413), missing or unknown keys (401) and bursts over the limit (429).
+
+    An unexpected exception becomes a JSON 500 with a reference; the trace goes to the log only.
 
     The user of the key is put in `request.state.user_id`. Paths starting with one of `public`
     need no key; with no keys configured every caller is `anonymous_user`.
@@ -87,7 +93,7 @@ class Guard:
         await self._pass(scope, receive, send)
 
     async def _pass(self, scope: Scope, receive: Receive, send: Send) -> None:
-        seen, started = 0, False
+        seen, started, finished = 0, False, False
 
         async def counted_receive() -> Message:
             nonlocal seen
@@ -98,8 +104,9 @@ class Guard:
             return message
 
         async def tracked_send(message: Message) -> None:
-            nonlocal started
+            nonlocal started, finished
             started = started or message["type"] == "http.response.start"
+            finished = message["type"] == "http.response.body" and not message.get("more_body", False)
             await send(message)
 
         try:
@@ -108,6 +115,14 @@ class Guard:
             if started:
                 raise
             await json_error(413, self._too_large())(scope, receive, send)
+        except Exception as error:
+            ref = uuid.uuid4().hex[:8]
+            log.error("%s %s failed (ref %s)", scope["method"], scope["path"], ref, exc_info=error)
+            if not started:
+                detail = f"Internal error (ref {ref}); the server log has the details."
+                await json_error(500, detail)(scope, receive, send)
+            elif not finished:  # a stream already sent its error event: end the body cleanly
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     def _too_large(self) -> str:
         return f"Request body is larger than {self.max_bytes} bytes; send less (PLANGRAPH_MAX_REQUEST_BYTES)."
