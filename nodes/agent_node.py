@@ -12,6 +12,7 @@ from langgraph.types import RetryPolicy
 
 from graphs.context import Context, resolve_context
 from graphs.state import StepInput
+from nodes.ep import start_ep
 from nodes.registry import AgentSpec
 from nodes.services import agent_memory, block_memory, chat_model
 from nodes.step import StepContext
@@ -61,6 +62,7 @@ def make_agent_node(spec: AgentSpec):  # noqa: ANN201 - a LangGraph node functio
             model=chat_model(ctx),
             memory_of=lambda name: agent_memory(ctx, name),
             offload=memory.offload,
+            ep=start_ep(spec, plan["planId"], seq, step["result"], plan["context"]),
         )
         log.info("step %s (%s) starting; plan %s", seq, spec.name, plan["planId"])
         try:
@@ -69,7 +71,7 @@ def make_agent_node(spec: AgentSpec):  # noqa: ANN201 - a LangGraph node functio
             raise  # the node's RetryPolicy retries; state stays at the last checkpoint
         except Exception as exc:  # an agent bug: logged with its traceback and reported as a failed step
             log.exception("step %s (%s) raised", seq, spec.name)
-            result = _failed(plan["planId"], seq, exc)
+            result = _failed(plan["planId"], seq, exc, step_ctx.failed_plan())
         log.info("step %s (%s) finished: %s", seq, spec.name, result["status"])
         writer(
             {
@@ -96,10 +98,10 @@ def make_agent_node(spec: AgentSpec):  # noqa: ANN201 - a LangGraph node functio
 _INTENT = {"completed": "result", "interrupted": "question", "failed": "failed"}
 
 
-def _failed(plan_id: str, seq: int, exc: Exception) -> AgentExecResult:
+def _failed(plan_id: str, seq: int, exc: Exception, ep: str | None) -> AgentExecResult:
     return AgentExecResult(
         recordId=f"{plan_id}:{seq}:error",
         output=f"步骤执行出错（{type(exc).__name__}: {exc}）。",
         status="failed",
-        context={"error": type(exc).__name__},
+        context={"error": type(exc).__name__, **({"ep": ep} if ep else {})},
     )

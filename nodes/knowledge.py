@@ -153,4 +153,5 @@ AGENT = AgentSpec(
     ),
     inputs=(InputField("question", _ASK_QUESTION, description="用户想了解的政策、并网或运维问题"),),
     tools=("kb_search",),
+    internal_plan="knowledge.dot",
 )

@@ -107,4 +107,5 @@ AGENT = AgentSpec(
     produces=("pv_economics",),
     reuse_phrases=("已有测算方案", "已经有测算方案", "已有的测算", "已经有测算", "已经算过", "已有测算结果"),
     tools=("pv_inputs", "pv_resolve", "pv_economics"),
+    internal_plan="pv_calc.dot",
 )

@@ -9,6 +9,7 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -45,7 +46,10 @@ class AgentSpec:
     again for the same step after an interrupt (it re-reads everything from `ctx`).
     `parse_answer(text)` turns a user's free-text answer into input fields (merged into the
     plan context on resume). `produces` names the result an earlier step of this agent leaves in
-    memory, so the planner can skip the step when the user already has it.
+    memory, so the planner can skip the step when the user already has it. `internal_plan` is
+    the agent's internal plan (EP) as a `.dot` file — a relative path is read from
+    `data/workflows/agents/` — whose `toolCode`s must be among `tools`; it is checked when the
+    registry loads (`nodes.ep`).
     """
 
     name: str
@@ -57,6 +61,7 @@ class AgentSpec:
     produces: tuple[str, ...] = ()
     reuse_phrases: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()
+    internal_plan: str | Path | None = None
 
 
 class UnknownAgentError(KeyError):
@@ -72,12 +77,18 @@ class UnknownAgentError(KeyError):
 
 @cache
 def agents() -> dict[str, AgentSpec]:
-    """All registered agents by name, in registry order (modules imported on first call)."""
+    """All registered agents by name, in registry order (modules imported on first call).
+
+    Raises `nodes.ep.AgentPlanError` naming the file when an agent's internal plan is invalid.
+    """
+    from nodes.ep import internal_plan_of
+
     found: dict[str, AgentSpec] = {}
     for module_name in AGENT_MODULES:
         spec: AgentSpec = importlib.import_module(module_name).AGENT
         if spec.name in found:
             raise ValueError(f"agent name {spec.name!r} registered twice (in {module_name})")
+        internal_plan_of(spec)  # raises AgentPlanError naming the file
         found[spec.name] = spec
     return found
 

@@ -85,4 +85,5 @@ AGENT = AgentSpec(
     produces=("pv_report",),
     reuse_phrases=("已有测算报告", "已经生成报告"),
     tools=("pv_economics", "pv_charts", "pv_report"),
+    internal_plan="report.dot",
 )

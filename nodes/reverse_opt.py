@@ -117,4 +117,5 @@ AGENT = AgentSpec(
     parse_answer=parse_answer,
     produces=("pv_reverse",),
     tools=("pv_economics", "pv_reverse"),
+    internal_plan="reverse_opt.dot",
 )

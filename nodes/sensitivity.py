@@ -81,4 +81,5 @@ AGENT = AgentSpec(
     produces=("pv_sensitivity",),
     reuse_phrases=("已有敏感性分析", "已经做过敏感性分析"),
     tools=("pv_economics", "pv_sensitivity", "pv_charts"),
+    internal_plan="sensitivity.dot",
 )

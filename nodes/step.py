@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from tools.contracts import AgentExecResult
 
+if TYPE_CHECKING:
+    from nodes.ep import EPTracker
+
 __all__ = ["AgentMemory", "InMemoryAgentMemory", "StepContext", "last_tool_call", "memory_namespace"]
+
+log = logging.getLogger("plangraph.executor")
+REFLECTION_FACTS = (
+    "用户需求：{query}\n本步骤任务：{requirement}\n刚执行完的工具：{tool}\n工具输出（节选）：\n{output}"
+)
 
 
 def memory_namespace(agent_name: str, user_id: str, conversation_id: str) -> str:
@@ -71,7 +80,10 @@ class StepContext:
     """Everything one step of one sub-agent may read or use.
 
     `plan_context` holds values the user supplied for this plan (answers merged by ask_user);
-    `deps` the AgentExecResults of the steps this one depends on, by seqNo.
+    `deps` the AgentExecResults of the steps this one depends on, by seqNo. `ep` (when the agent
+    has an internal plan) follows the step's tool calls and questions and is returned in the
+    result's `context["ep"]` as DOT; with a `model` as well, the model may refresh it after each
+    tool call (reflection mode, see `nodes.ep`).
     """
 
     plan_id: str
@@ -89,6 +101,7 @@ class StepContext:
     model: BaseChatModel | None = None
     memory_of: Callable[[str], AgentMemory] | None = None
     offload: Callable[[str], str] | None = None
+    ep: EPTracker | None = None
 
     def texts(self) -> list[str]:
         """The user's words for this step, oldest first: request, step requirement, answers."""
@@ -115,22 +128,66 @@ class StepContext:
                 ),
             ]
         )
+        if self.ep is None:
+            return
+        self.ep.tool_recorded(tool_name, args, output)
+        if self.model is not None:
+            facts = REFLECTION_FACTS.format(
+                query=self.user_query, requirement=self.requirement, tool=tool_name, output=output[:600]
+            )
+            note = self.ep.reflect(self.model, facts)
+            if note is not None:
+                self.emit(f"执行计划已更新：{note}")
 
     def result(self, status: str, output: str, context: dict[str, Any] | None = None) -> AgentExecResult:
-        """Build this step's AgentExecResult and remember the exchange (requirement → output)."""
+        """Build this step's AgentExecResult and remember the exchange (requirement → output).
+
+        When a refreshed internal plan left a node waiting for the user, a completed step asks
+        that node's question instead (and re-runs once the user answers).
+        """
+        context = dict(context or {})
+        if self.ep is not None:
+            waiting = self.ep.waiting()
+            if status == "completed" and waiting is not None:
+                log.info(
+                    "step %s (%s): the refreshed plan asks: %s",
+                    self.seq_no,
+                    self.agent_name,
+                    waiting.question,
+                )
+                return self._asking(waiting.question, {"missing": []})
+            if status == "completed":
+                self.ep.finish()
+            elif status == "failed":
+                self.ep.fail()
+            context["ep"] = self.ep.dot()
         self.memory.add([HumanMessage(content=self.requirement), AIMessage(content=output)])
         return AgentExecResult(
             recordId=f"{self.plan_id}:{self.seq_no}:{uuid.uuid4().hex[:8]}",
             output=output,
             status=status,  # type: ignore[typeddict-item]
-            context=context or {},
+            context=context,
         )
 
     def interrupted(self, question: str, missing: list[str], **context: Any) -> AgentExecResult:
         """Ask the user for `missing` inputs; the step re-runs once they answer."""
+        if self.ep is not None:
+            self.ep.ask(question)
+        return self._asking(question, {"missing": missing, **context})
+
+    def failed_plan(self) -> str | None:
+        """The internal plan of a step that raised, as DOT (running nodes 失败), or None."""
+        if self.ep is None:
+            return None
+        self.ep.fail()
+        return self.ep.dot()
+
+    def _asking(self, question: str, context: dict[str, Any]) -> AgentExecResult:
+        if self.ep is not None:
+            context = {**context, "ep": self.ep.dot()}
         return AgentExecResult(
             recordId=f"{self.plan_id}:{self.seq_no}:{uuid.uuid4().hex[:8]}",
             output=question,
             status="interrupted",
-            context={"missing": missing, **context},
+            context=context,
         )

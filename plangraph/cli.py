@@ -32,6 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     plan = sub.add_parser("plan", help="show a conversation's current plan")
     plan.add_argument("--format", choices=["json", "dot", "svg", "png"], default="json")
     plan.add_argument("--output", "-o", help="file to write (svg/png need one)")
+    plan.add_argument("--step", type=int, default=None, help="show this step's internal plan (EP) instead")
     for sp in (run, resume, plan):
         sp.add_argument("--user", default=None, help="user id (default: PLANGRAPH_USER_ID or 'default')")
         sp.add_argument("--conversation", default=None, help="conversation id (= thread id)")
@@ -124,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with PlanRunner.open(user_id=args.user, conversation_id=conversation) as runner:
             if args.command == "plan":
-                sys.stdout.write(runner.render_plan(args.format, args.output))
+                sys.stdout.write(runner.render_plan(args.format, args.output, step=args.step))
                 return EXIT_OK
             on_chunk = lambda c: printer.event("chunk", **c)  # noqa: E731
             if args.command == "run":

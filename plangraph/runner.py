@@ -143,16 +143,32 @@ class PlanRunner:
         """The conversation's newest plan (None before the first request)."""
         return self.graph.get_state(self.config).values.get("plan")
 
-    def render_plan(self, fmt: str, output: str | None = None) -> str:
-        """The current plan as JSON or DOT text; svg/png are written to `output`."""
+    def render_plan(self, fmt: str, output: str | None = None, step: int | None = None) -> str:
+        """The current plan (or step `step`'s internal plan) as JSON or DOT; svg/png go to `output`."""
         plan = self.current_plan()
         if plan is None:
             raise UserFacingError(f"会话 {self.context.conversation_id} 还没有计划。")
+        if step is not None:
+            return self._render_step_plan(plan, step, fmt, output)
         if fmt == "json":
             return json.dumps(plan, ensure_ascii=False, indent=2, default=str) + "\n"
         from tools.plan_dot import plan_to_dot
 
-        dot = plan_to_dot(plan)  # type: ignore[arg-type]
+        return self._render_dot(plan_to_dot(plan), fmt, output)  # type: ignore[arg-type]
+
+    def _render_step_plan(self, plan: dict[str, Any], step: int, fmt: str, output: str | None) -> str:
+        from nodes.ep import NoInternalPlanError, internal_plan_json, step_internal_plan
+        from tools.plan_dot import internal_plan_to_dot
+
+        try:
+            ep = step_internal_plan(plan, step)  # type: ignore[arg-type]
+        except NoInternalPlanError as error:
+            raise UserFacingError(str(error)) from None
+        if fmt == "json":
+            return json.dumps(internal_plan_json(ep), ensure_ascii=False, indent=2) + "\n"
+        return self._render_dot(internal_plan_to_dot(ep), fmt, output)
+
+    def _render_dot(self, dot: str, fmt: str, output: str | None) -> str:
         if fmt == "dot":
             return dot if dot.endswith("\n") else dot + "\n"
         if not output:

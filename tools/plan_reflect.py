@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from langchain_core.language_models import BaseChatModel
@@ -39,6 +39,7 @@ __all__ = [
     "EP_FIX_PROMPT",
     "EP_UPDATE_PROMPT",
     "EPRefresh",
+    "ExtraCheck",
     "PlanUpdateError",
     "apply_ep_update",
     "ep_update_request",
@@ -85,6 +86,11 @@ _EP = re.compile(r"@EP@(.*?)@EP@", re.S)
 _ID = re.compile(r"^\s*\*id\s*=(.*)$", re.M)
 _GRAPH = re.compile(r"\*graph\s*=(.*)", re.S)
 _FENCE = re.compile(r"^\s*```[\w-]*\s*$", re.M)
+
+
+# A caller's own rules for an update (e.g. a fixed-sequence agent may not add tool nodes):
+# (old, proposed) -> one sentence per problem, written for the model.
+ExtraCheck = Callable[[InternalPlan, InternalPlan], Sequence[str]]
 
 
 class PlanUpdateError(ValueError):
@@ -171,13 +177,23 @@ def _changes(old: InternalPlan, new: InternalPlan, known_tools: Collection[str])
     return problems
 
 
-def apply_ep_update(old: InternalPlan, new: InternalPlan, known_tools: Collection[str]) -> InternalPlan:
-    """`new` checked against `old` (keeps old's id when new has none); all problems in one error."""
+def apply_ep_update(
+    old: InternalPlan,
+    new: InternalPlan,
+    known_tools: Collection[str],
+    extra_check: ExtraCheck | None = None,
+) -> InternalPlan:
+    """`new` checked against `old` (keeps old's id when new has none); all problems in one error.
+
+    `extra_check(old, new)` adds the caller's own rules to the general ones.
+    """
     try:
         checked = dot_to_internal_plan(internal_plan_to_dot(new), plan_id=new.id or old.id)
     except PlanFormatError as err:
         raise PlanUpdateError(f"the new EP is not valid: {err}") from None
     problems = _changes(old, checked, known_tools)
+    if extra_check is not None:
+        problems += extra_check(old, checked)
     if problems:
         raise PlanUpdateError("; ".join(problems))
     return checked
@@ -206,18 +222,20 @@ def reflect_ep(
     old: InternalPlan,
     known_tools: Collection[str],
     max_attempts: int = 3,
+    extra_check: ExtraCheck | None = None,
 ) -> EPRefresh:
     """Ask `model` for an EP update; on a malformed answer, say what is wrong and retry.
 
     `messages` end with the request (e.g. `HumanMessage(ep_update_request(old, tools))`). After
     `max_attempts` rejected answers the old plan is kept and the errors are returned.
+    `extra_check` adds the caller's rules (see `apply_ep_update`).
     """
     conversation, errors = list(messages), []
     for _ in range(max_attempts):
         reply = model.invoke(conversation)
         try:
             note, _, proposed = parse_ep_update(reply.text)
-            plan = apply_ep_update(old, proposed, known_tools)
+            plan = apply_ep_update(old, proposed, known_tools, extra_check)
         except PlanUpdateError as err:
             errors.append(str(err))
             conversation += [reply, HumanMessage(EP_FIX_PROMPT.format(error=err))]
