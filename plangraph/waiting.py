@@ -159,13 +159,16 @@ def remind(store: PlanStore, hook: Hook, older_than: int, *, now: float | None =
     """Call `hook` for each plan waiting ≥ `older_than` s and not reminded in the last `older_than` s.
 
     A success is recorded (at `now`); a failure is reported and not recorded, so it is retried.
+    The repeat interval allows a little slack (a tenth, at most 30 s), so a scheduler that starts
+    a few seconds early does not push the next reminder to its following tick.
     """
     now = time.time() if now is None else now
     last = store.last_reminders()
+    again = older_than - min(30.0, older_than / 10)
     due = [
         p
         for p in reversed(waiting_plans(store, now=now))
-        if p.waiting_seconds >= older_than and now - last.get(p.plan_id, float("-inf")) >= older_than
+        if p.waiting_seconds >= older_than and now - last.get(p.plan_id, float("-inf")) >= again
     ]
     outcomes = []
     for plan in due:

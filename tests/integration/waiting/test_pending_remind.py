@@ -162,7 +162,8 @@ def test_remind_once_per_interval_and_never_for_finished_plans(plans, data_dir):
     assert run(t0 + 60) == []  # cron a minute later: already reminded this hour
     assert run(t0 + 55 * 60) == [plans["c2"]]  # c2 has now waited an hour
     assert run(t0 + 59 * 60) == []
-    assert run(t0 + HOUR) == [plans["c3"], plans["c1"]]  # next interval
+    assert run(t0 + HOUR - 5) == [plans["c3"], plans["c1"]]  # next interval (cron a few s early)
+    assert run(t0 + HOUR + 60) == []
     assert plans["c4"] not in {c["planId"] for c in calls}
 
 
