@@ -20,21 +20,33 @@ __all__ = ["VectorIndex", "chroma_client", "vector_key"]
 
 
 def chroma_client(chroma_dir: Path, url: str | None = None) -> Any:
-    """A PersistentClient on `chroma_dir`, or an HttpClient when `url` (`http://host:port`) is set."""
+    """A PersistentClient on `chroma_dir`, or an HttpClient when `url` (`http://host:port`) is set.
+
+    Telemetry is off either way. A server that does not answer raises ConnectionError (transient:
+    the step is retried and the run can be resumed once the server is back).
+    """
     import chromadb
     from chromadb.config import Settings
 
     settings = Settings(anonymized_telemetry=False)
-    if url:
-        _register()
-        parsed = urlparse(url)
-        if not parsed.hostname:
-            raise ValueError(f"PLANGRAPH_CHROMA_URL={url!r} is not a URL; use http://host:port.")
-        port = parsed.port or (443 if parsed.scheme == "https" else 8000)
-        return chromadb.HttpClient(
-            host=parsed.hostname, port=port, ssl=parsed.scheme == "https", settings=settings
-        )
     _register()
+    if url:
+        parsed = urlparse(url.strip())
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise ValueError(
+                f"PLANGRAPH_CHROMA_URL={url!r} is not a Chroma server URL; use http://host:port."
+            )
+        port = parsed.port or (443 if parsed.scheme == "https" else 8000)
+        try:
+            return chromadb.HttpClient(
+                host=parsed.hostname, port=port, ssl=parsed.scheme == "https", settings=settings
+            )
+        except ValueError:  # chromadb's way of saying the server did not answer its first request
+            raise ConnectionError(
+                f"Chroma server {url} (PLANGRAPH_CHROMA_URL) is not reachable: start it with "
+                "`chroma run --path DIR --host HOST --port PORT`, or unset PLANGRAPH_CHROMA_URL to keep "
+                "vectors in the data dir."
+            ) from None
     chroma_dir.mkdir(parents=True, exist_ok=True)
     return chromadb.PersistentClient(path=str(chroma_dir), settings=settings)
 

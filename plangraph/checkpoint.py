@@ -1,32 +1,92 @@
-"""Checkpointer selection: SQLite file in the data dir by default, Postgres by URL."""
+"""Checkpointer selection: SQLite file in the data dir by default, Postgres by URL.
+
+`PLANGRAPH_CHECKPOINT_URL=postgresql://user:pass@host:port/db` (or the `url` argument) selects
+PostgresSaver. Its tables are created on first use — once per process and URL, under a Postgres
+advisory lock so that several processes starting together do not race on the migrations.
+"""
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-__all__ = ["open_checkpointer"]
+__all__ = ["open_checkpointer", "redact_url"]
+
+_SETUP_LOCK_KEY = 0x706C616E67  # "plang": one advisory lock id for plangraph's schema set-up
+_set_up: set[str] = set()
+_set_up_lock = threading.Lock()
+
+
+def redact_url(url: str) -> str:
+    """`url` with its password replaced by `***` (safe to show in messages and logs)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = f"{parts.username or ''}:***@{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def _user_error(message: str, exit_code: int) -> Exception:
+    from plangraph.runner import UserFacingError  # lazy: runner imports this module
+
+    return UserFacingError(message, exit_code=exit_code)
+
+
+@contextmanager
+def _postgres(url: str) -> Iterator[BaseCheckpointSaver]:
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+
+    with ExitStack() as stack:
+        try:
+            # What PostgresSaver.from_conn_string does, keeping the typed connection for the lock.
+            conn = stack.enter_context(
+                psycopg.Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row)
+            )
+            saver = PostgresSaver(conn)
+            with _set_up_lock:
+                if url not in _set_up:
+                    conn.execute("SELECT pg_advisory_lock(%s)", (_SETUP_LOCK_KEY,))
+                    try:
+                        saver.setup()
+                    finally:
+                        conn.execute("SELECT pg_advisory_unlock(%s)", (_SETUP_LOCK_KEY,))
+                    _set_up.add(url)
+        except psycopg.OperationalError as error:
+            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise _user_error(
+                f"无法连接 PostgreSQL（PLANGRAPH_CHECKPOINT_URL={redact_url(url)}）：{reason}。"
+                "请确认数据库已启动、地址和账号正确；或取消设置 PLANGRAPH_CHECKPOINT_URL，改用数据目录里的 SQLite。",
+                exit_code=1,
+            ) from None
+        yield saver
 
 
 @contextmanager
 def open_checkpointer(data_dir: Path, url: str | None = None) -> Iterator[BaseCheckpointSaver]:
-    """Yield a ready checkpointer; `url` (or PLANGRAPH_CHECKPOINT_URL) `postgresql://…` selects Postgres."""
-    url = url if url is not None else os.environ.get("PLANGRAPH_CHECKPOINT_URL", "")
-    if url.startswith(("postgres://", "postgresql://")):
-        from langgraph.checkpoint.postgres import PostgresSaver
+    """Yield a ready checkpointer; `url` (or PLANGRAPH_CHECKPOINT_URL) `postgresql://…` selects Postgres.
 
-        with PostgresSaver.from_conn_string(url) as pg_saver:
-            pg_saver.setup()
+    `url=""` forces SQLite even when the variable is set.
+    """
+    url = url if url is not None else os.environ.get("PLANGRAPH_CHECKPOINT_URL", "")
+    url = url.strip()
+    if url.startswith(("postgres://", "postgresql://")):
+        with _postgres(url) as pg_saver:
             yield pg_saver
         return
     if url:
-        raise ValueError(
-            f"PLANGRAPH_CHECKPOINT_URL={url!r} is not a postgresql:// URL; unset it to use SQLite."
+        raise _user_error(
+            f"PLANGRAPH_CHECKPOINT_URL={redact_url(url)!r} 不是 postgresql:// 地址。"
+            "请改成 postgresql://用户:密码@主机:端口/数据库，或取消设置它以使用 SQLite。",
+            exit_code=2,
         )
     from langgraph.checkpoint.sqlite import SqliteSaver
 

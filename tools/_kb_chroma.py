@@ -1,14 +1,19 @@
-"""Chroma's embedding-function protocol over a LangChain `Embeddings` (imported lazily: chromadb is heavy)."""
+"""The knowledge index's Chroma access: client selection and the embedding-function adapter.
+
+Imported lazily (chromadb is heavy). `PLANGRAPH_CHROMA_URL` selects a Chroma server, as for block memory.
+"""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 from chromadb.api.types import Documents, EmbeddingFunction
 from chromadb.api.types import Embeddings as ChromaVectors
 from langchain_core.embeddings import Embeddings
 
-__all__ = ["ChromaEmbeddings"]
+__all__ = ["ChromaEmbeddings", "kb_client"]
 
 
 class ChromaEmbeddings(EmbeddingFunction[Documents]):
@@ -43,3 +48,10 @@ class ChromaEmbeddings(EmbeddingFunction[Documents]):
     def build_from_config(config: dict[str, Any]) -> ChromaEmbeddings:
         """An unbound function: Chroma cannot rebuild the model; KnowledgeIndex always passes it in."""
         return ChromaEmbeddings(None)
+
+
+def kb_client(data_dir: Path) -> Any:
+    """The knowledge index's Chroma: the server at PLANGRAPH_CHROMA_URL if set, else `data_dir/kb/chroma`."""
+    from memory.vectors import chroma_client
+
+    return chroma_client(Path(data_dir) / "kb" / "chroma", os.environ.get("PLANGRAPH_CHROMA_URL") or None)

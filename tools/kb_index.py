@@ -46,7 +46,7 @@ def embedding_id(embeddings: Embeddings) -> str:
 
 
 class KnowledgeIndex:
-    """Passages of the documents under `dirs`, stored under `data_dir/kb/chroma`.
+    """Passages of the documents under `dirs`, stored under `data_dir/kb/chroma` (or the PLANGRAPH_CHROMA_URL server).
 
     One instance per data dir and process; `refresh` and `search` are serialised by a lock.
     """
@@ -58,17 +58,12 @@ class KnowledgeIndex:
         embeddings: Embeddings,
         settings: RankerSettings | None = None,
     ) -> None:
-        import chromadb
-        from chromadb.config import Settings
-
-        from tools._kb_chroma import ChromaEmbeddings
+        from tools._kb_chroma import ChromaEmbeddings, kb_client
 
         self.dirs = list(dirs)
         self.embeddings = embeddings
         self.settings = settings or RankerSettings()
-        client = chromadb.PersistentClient(
-            path=str(Path(data_dir) / "kb" / "chroma"), settings=Settings(anonymized_telemetry=False)
-        )
+        client = kb_client(Path(data_dir))
         self._collection = client.get_or_create_collection(
             f"kb-{embedding_id(embeddings)}",
             embedding_function=ChromaEmbeddings(embeddings),  # type: ignore[arg-type]

@@ -1,0 +1,109 @@
+"""PLANGRAPH_CHECKPOINT_URL=postgresql://… : checkpoints in a real PostgreSQL, shared across processes."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+import pytest
+from conftest import cli, cli_env
+
+from plangraph.plan_store import PlanStore
+from plangraph.runner import PlanRunner, UserFacingError
+from tests.support.local_server import free_port
+
+S1 = "帮我生成一份光伏经济测算报告"
+S1_ANSWER = "地点是杭州余杭区，进行工商业光伏测算，装机容量500kW"
+HELD = str(Path(__file__).resolve().parents[1] / "scenarios" / "hold_step_cli.py")
+
+
+def _events(out: str) -> list[dict]:
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def _answered(events: list[dict]) -> list[int]:
+    return [e["index"] for e in events if e["event"] == "chunk" and "agentChatResponse" in e]
+
+
+def _checkpoints(url: str, thread_id: str) -> int:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = %s", (thread_id,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def test_s1_waits_in_one_process_and_resumes_in_another(pg_url, tmp_path):
+    data = tmp_path / "data"
+    env = cli_env(data, PLANGRAPH_CHECKPOINT_URL=pg_url, PLANGRAPH_USER_ID="carol")
+
+    first = cli("run", S1, "--conversation", "pg-1", "--json", env=env)
+    assert first.returncode == 3, first.stdout + first.stderr  # waiting for an answer
+    asked = _events(first.stdout)
+    [interrupt] = [e for e in asked if e["event"] == "interrupt"]
+    assert interrupt["seqNo"] == 0 and "装机容量" in interrupt["question"]
+    assert _checkpoints(pg_url, "pg-1") > 0
+    assert not (data / "checkpoints.sqlite").exists()  # nothing went to the SQLite default
+
+    second = cli("resume", "--conversation", "pg-1", S1_ANSWER, "--json", env=env)
+    assert second.returncode == 0, second.stdout + second.stderr
+    done = _events(second.stdout)
+    final = done[-1]
+    assert final["event"] == "final"
+    assert final["plan"]["planId"] == interrupt["planId"]
+    assert [s["status"] for s in final["plan"]["steps"]] == ["completed"] * 3
+    assert _answered(done) == [0, 1, 2]  # each step answered once; the planner did not run again
+    assert not any(e["event"] == "chunk" and e["index"] == -1 and "计划：" in e["content"] for e in done)
+
+    with PlanRunner.open(
+        user_id="carol", conversation_id="pg-1", data_dir=str(data), checkpoint_url=pg_url
+    ) as runner:
+        plan = runner.current_plan()  # a third opener, in this process, reads the same checkpoints
+    assert plan is not None and [s["status"] for s in plan["steps"]] == ["completed"] * 3
+
+    [record] = PlanStore(data / "plans.sqlite").list(user_id="carol")
+    assert record["planId"] == interrupt["planId"] and record["status"] == "completed"
+    assert record["conversationId"] == "pg-1"
+
+
+def test_killed_mid_plan_resumes_without_rerunning_completed_steps(pg_url, tmp_path):
+    data = tmp_path / "data"
+    env = cli_env(data, PLANGRAPH_CHECKPOINT_URL=pg_url)
+    run = [sys.executable, HELD, "run", S1, "--conversation", "pg-kill", "--answer", S1_ANSWER, "--json"]
+    with subprocess.Popen(run, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            event = json.loads(line)
+            if event["event"] == "chunk" and event["index"] == 1:  # sensitivity started; it is held open
+                proc.send_signal(signal.SIGKILL)
+                break
+        proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+
+    again = cli("resume", "--conversation", "pg-kill", "--json", env=env)
+    assert again.returncode == 0, again.stdout + again.stderr
+    events = _events(again.stdout)
+    assert [s["status"] for s in events[-1]["plan"]["steps"]] == ["completed"] * 3
+    assert _answered(events) == [1, 2]  # pv_calc had completed before the kill and did not run again
+
+
+def test_unreachable_or_wrong_url_is_a_clear_error(tmp_path):
+    down = f"postgresql://plangraph:hunter2@127.0.0.1:{free_port()}/plangraph"
+    with pytest.raises(UserFacingError) as unreachable:
+        with PlanRunner.open(conversation_id="x", data_dir=str(tmp_path), checkpoint_url=down):
+            pass
+    message = str(unreachable.value)
+    assert unreachable.value.exit_code == 1 and "无法连接 PostgreSQL" in message
+    assert (
+        "PLANGRAPH_CHECKPOINT_URL=postgresql://plangraph:***@127.0.0.1" in message
+        and "hunter2" not in message
+    )
+
+    with pytest.raises(UserFacingError) as wrong:
+        with PlanRunner.open(
+            conversation_id="x", data_dir=str(tmp_path), checkpoint_url="mysql://db/plangraph"
+        ):
+            pass
+    assert wrong.value.exit_code == 2 and "postgresql://" in str(wrong.value)
