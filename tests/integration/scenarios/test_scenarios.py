@@ -91,3 +91,22 @@ def test_s4_policy_question_is_answered_with_citations(conversation):
     result = outcome.plan["steps"][0]["result"]
     assert "[1]" in result["output"]
     assert result["context"]["citations"][0]["n"] == 1
+
+
+def test_an_answered_plan_is_no_longer_listed_as_waiting(data_dir):
+    from plangraph.plan_store import open_plan_store
+
+    with PlanRunner.open(user_id="w", conversation_id="answered", data_dir=data_dir) as runner:
+        first = runner.run(S1)
+        plan_id = first.interrupt["planId"]
+        store = open_plan_store(Path(data_dir).resolve())
+        assert store.get(plan_id)["status"] == "interrupted"
+        seen: list[str] = []
+
+        def on_chunk(chunk: dict) -> None:
+            if chunk["index"] == 0 and not seen:
+                seen.append(store.get(plan_id)["status"])  # while the answered step runs again
+
+        done = runner.resume(S1_ANSWER, on_chunk=on_chunk)
+    assert seen == ["running"]
+    assert store.get(plan_id)["status"] == "completed" and done.interrupt is None
