@@ -154,8 +154,9 @@ class ReadingMixin:
             latest = self.block_messages(namespace, state.tail.block_id) if state.tail else []
             loose = [e.message for e in state.pending]
         window, listed = assemble_window(
-            system_prompt, blocks, latest, loose, current_input, budget_tokens, self.settings
-        )
+            system_prompt, blocks, latest, loose, current_input, budget_tokens, self.settings,
+            outline=self._outline(namespace),
+        )  # fmt: skip
         return window, listed, len(blocks)
 
     def disclose_ref(
@@ -196,9 +197,17 @@ class ReadingMixin:
         body = [found[i] for i in ids if i != ref["current_id"]]
         blocks = self.list_blocks(namespace)[: ref["blocks"]]
         window, _ = assemble_window(
-            system_prompt, blocks, body, [], current, ref["budget_tokens"], self.settings, ref["listed"]
-        )
+            system_prompt, blocks, body, [], current, ref["budget_tokens"], self.settings, ref["listed"],
+            self._outline(namespace),
+        )  # fmt: skip
         return window
+
+    def _outline(self, namespace: str) -> list[str]:
+        rows = self._store.query(
+            "SELECT text FROM summaries WHERE ns=? ORDER BY first_seq DESC LIMIT ?",
+            (namespace, self.settings.summary_lines),
+        )
+        return [r[0] for r in reversed(rows)]
 
     def messages_by_id(self, namespace: str, message_ids: list[str]) -> list[BaseMessage]:
         """Stored messages of `namespace` with these ids, oldest first."""

@@ -27,6 +27,10 @@ CREATE TABLE IF NOT EXISTS blocks(
     created_at REAL NOT NULL, last_at REAL NOT NULL, vec BLOB, extra TEXT NOT NULL,
     PRIMARY KEY(ns, block_id));
 CREATE INDEX IF NOT EXISTS blocks_by_seq ON blocks(ns, kind, seq);
+CREATE TABLE IF NOT EXISTS summaries(
+    ns TEXT NOT NULL, summary_id TEXT NOT NULL, first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL,
+    members TEXT NOT NULL, text TEXT NOT NULL, created_at REAL NOT NULL, last_at REAL NOT NULL,
+    PRIMARY KEY(ns, summary_id));
 CREATE TABLE IF NOT EXISTS blobs(
     id TEXT PRIMARY KEY, ns TEXT, content TEXT NOT NULL, created_at REAL NOT NULL);
 """

@@ -24,7 +24,15 @@ from memory._store import Store
 from memory.chunker import Entry, Tail, should_merge, split_pieces
 from memory.offload import OffloadStore, preview
 from memory.text import search_terms
-from memory.tiers import LONGTERM_PREFIX, importance, longterm_namespace, strength
+from memory.tiers import (
+    LONGTERM_PREFIX,
+    importance,
+    longterm_namespace,
+    strength,
+    summary_cutoff,
+    summary_runs,
+    summary_text,
+)
 from memory.tokens import count_message_tokens, count_tokens
 from memory.types import Block, MemorySettings
 from memory.vectors import VectorIndex, chroma_client
@@ -194,6 +202,7 @@ class BlockMemory(ReadingMixin):
         if not pieces:
             return []
         vecs = self._vectors.embed([meta.block_text([e.message for e in p]) for p in pieces])
+        first_new = state.next_block
         touched: dict[str, tuple[list[Entry], list[float], int, int]] = {}
         for piece, vec in zip(pieces, vecs, strict=True):
             tail = state.tail
@@ -218,6 +227,8 @@ class BlockMemory(ReadingMixin):
         for row in rows:
             if row["extra"]["importance"] >= 0.5:
                 self._promote(namespace, row)
+        if state.next_block // 8 != first_new // 8:  # every 8th new block
+            self.consolidate(namespace)
         return [self._to_block(row) for row in rows]
 
     def _block_row(
@@ -263,6 +274,47 @@ class BlockMemory(ReadingMixin):
             create_time=row["create_time"], data_ids=row["data_ids"], message_ids=row["message_ids"],
             text=row["text"], created_at=row["created_at"], last_at=row["last_at"], tags=row["tags"],
         )  # fmt: skip
+
+    # -- short-term summaries -----------------------------------------------------------------
+    def consolidate(self, namespace: str) -> list[str]:
+        """Merge runs of old, low-score consecutive blocks into summary lines; returns new ids.
+
+        Blocks stay searchable as they are; a summary only outlines them (see `memory.tiers`).
+        Runs automatically every 8th new block of a namespace.
+        """
+        cutoff = summary_cutoff(self.settings)
+        state = self._state(namespace)
+        if cutoff is None:
+            return []
+        with state.lock:
+            done = self._store.query("SELECT max(last_seq) FROM summaries WHERE ns=?", (namespace,))[0][0]
+            tail = state.tail.block_id if state.tail else ""
+            rows = self._store.blocks(
+                "ns=? AND kind='block' AND seq>? AND last_at<? AND block_id!=?",
+                (namespace, -1 if done is None else done, state.newest_at - cutoff, tail),
+                order="seq",
+                columns=("block_id", "seq", "todo_id", "tags", "extra", "core_semantic", "create_time",
+                         "created_at", "last_at"),
+            )  # fmt: skip
+            runs = summary_runs(rows, self.settings.summary_min_blocks, self.settings.summary_max_blocks)
+            ids = [f"s_{run[0]['todo_id']}_{run[0]['seq']:03d}_{run[-1]['seq']:03d}" for run in runs]
+            with self._store.transaction() as conn:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO summaries VALUES(?,?,?,?,?,?,?,?)",
+                    [
+                        (namespace, sid, run[0]["seq"], run[-1]["seq"], json.dumps([r["block_id"] for r in run]),
+                         summary_text(run), run[0]["created_at"], run[-1]["last_at"])
+                        for sid, run in zip(ids, runs, strict=True)
+                    ],
+                )  # fmt: skip
+            return ids
+
+    def summaries(self, namespace: str) -> list[dict[str, Any]]:
+        """The namespace's summary lines, oldest first: id, member block ids and text."""
+        rows = self._store.query(
+            "SELECT summary_id, members, text FROM summaries WHERE ns=? ORDER BY first_seq", (namespace,)
+        )
+        return [{"summary_id": r[0], "blocks": json.loads(r[1]), "text": r[2]} for r in rows]
 
     # -- long-term tier -----------------------------------------------------------------------
     def _promote(self, namespace: str, row: dict[str, Any]) -> None:

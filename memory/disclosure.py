@@ -1,7 +1,8 @@
 """Progressive disclosure: the bounded window one model call sees.
 
 Order: exactly one SystemMessage (the agent prompt plus the block metadata list when there are
-fewer than `block_list_limit` blocks, else a hint to call `list_blocks`), the latest complete
+fewer than `block_list_limit` blocks, else a hint to call `list_blocks` and the newest short-term
+summary lines), the latest complete
 block, the newest loose messages (at most `loose_messages`), then the current input. When the
 window exceeds the budget, the metadata list first shrinks to the hint, then whole units are
 dropped oldest first — from the latest block, then from the loose messages — and only then are
@@ -24,13 +25,22 @@ from typing_extensions import TypedDict
 from memory.tokens import MESSAGE_OVERHEAD, count_messages_tokens, count_tokens, truncate
 from memory.types import MemorySettings
 
-__all__ = ["BLOCK_LIST_HEADER", "BLOCK_LIST_HINT", "WindowRef", "assemble_window", "build_window", "units"]
+__all__ = [
+    "BLOCK_LIST_HEADER",
+    "BLOCK_LIST_HINT",
+    "OUTLINE_HEADER",
+    "WindowRef",
+    "assemble_window",
+    "build_window",
+    "units",
+]
 
 BLOCK_LIST_HEADER = "以下是本对话的历史记忆块（共 {n} 个）。需要细节时调用 search_block 检索，store:// 开头的数据用 load 分页读取："
 BLOCK_LIST_HINT = (
     "本对话的历史已分为 {n} 个记忆块，未在此列出。需要更早的信息时，先调用 list_blocks 查看块列表，"
     "再用 search_block 检索；store:// 开头的大段数据用 load 分页读取。"
 )
+OUTLINE_HEADER = "更早对话的概要："
 _CUT_NOTE = "\n…（内容过长已截断）"
 
 
@@ -82,7 +92,9 @@ def _complete(unit: list[BaseMessage]) -> bool:
     return all((c.get("id") or "") in answered for c in head.tool_calls)
 
 
-def _system_text(prompt: str, blocks: list[dict[str, Any]], settings: MemorySettings, listed: bool) -> str:
+def _system_text(
+    prompt: str, blocks: list[dict[str, Any]], settings: MemorySettings, listed: bool, outline: Sequence[str]
+) -> str:
     if not blocks:
         return prompt
     if listed and len(blocks) < settings.block_list_limit:
@@ -91,6 +103,8 @@ def _system_text(prompt: str, blocks: list[dict[str, Any]], settings: MemorySett
         extra = "\n".join(lines)
     else:
         extra = BLOCK_LIST_HINT.format(n=len(blocks))
+        if listed and outline:
+            extra = "\n".join([extra, OUTLINE_HEADER, *outline])
     return f"{prompt}\n\n{extra}" if prompt else extra
 
 
@@ -127,8 +141,13 @@ def assemble_window(
     budget_tokens: int,
     settings: MemorySettings,
     allow_block_list: bool = True,
+    outline: Sequence[str] = (),
 ) -> tuple[list[BaseMessage], bool]:
-    """`build_window` plus whether the block metadata list made it into the system message."""
+    """`build_window` plus whether the block list (or the `outline` summaries) stayed in it.
+
+    `outline` holds short-term summary lines shown under the `list_blocks` hint when there are too
+    many blocks to list; they go first when the window is over budget.
+    """
     current_id = current_input.id if current_input is not None else None
     skip = {current_id} if current_id else set()
     latest_units = units([m for m in latest if m.id not in skip])
@@ -140,7 +159,7 @@ def assemble_window(
         msgs += [current_input] if current_input is not None else []
         return (
             MESSAGE_OVERHEAD
-            + count_tokens(_system_text(system_prompt, blocks, settings, listed))
+            + count_tokens(_system_text(system_prompt, blocks, settings, listed, outline))
             + count_messages_tokens(msgs)
         )
 
@@ -148,7 +167,7 @@ def assemble_window(
         listed = False
     while total() > budget_tokens and (latest_units or loose_units):
         (latest_units if latest_units else loose_units).pop(0)
-    system = _system_text(system_prompt, blocks, settings, listed)
+    system = _system_text(system_prompt, blocks, settings, listed, outline)
     if current_input is not None and total() > budget_tokens:
         room = (
             budget_tokens
@@ -176,4 +195,4 @@ def assemble_window(
             f"budget_tokens={budget_tokens} cannot hold even a system message and the current input; "
             "raise the budget (the default is 2000)."
         )
-    return result, listed and bool(blocks) and len(blocks) < settings.block_list_limit
+    return result, listed

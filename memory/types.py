@@ -23,6 +23,9 @@ class MemorySettings:
     split, so a long tool closure may exceed the maximum); `gap_minutes` of silence always cuts;
     adjacent pieces merge when their embedding cosine ≥ `merge_threshold`.
     Search: see docs/memory.md ("How relevance and recency combine").
+    Short-term summaries: runs of `summary_min_blocks`..`summary_max_blocks` consecutive ordinary
+    blocks whose retention `decay(age)` fell below `summary_below` are merged into one summary
+    line; the newest `summary_lines` of them outline older history in the disclosed window.
     """
 
     min_block_messages: int = 3
@@ -45,6 +48,10 @@ class MemorySettings:
     block_list_limit: int = 10
     longterm_half_life_days: float = 180.0
     longterm_min_strength: float = 0.05
+    summary_below: float = 0.7
+    summary_min_blocks: int = 3
+    summary_max_blocks: int = 8
+    summary_lines: int = 5
 
     @property
     def decay_lambda(self) -> float:
