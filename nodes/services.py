@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.tools import BaseTool
 
 from graphs.context import Context
 from plangraph.plan_store import PlanStore, open_plan_store
@@ -17,7 +18,15 @@ from plangraph.plan_store import PlanStore, open_plan_store
 if TYPE_CHECKING:
     from memory import BlockMemory
 
-__all__ = ["BlockAgentMemory", "agent_memory", "block_memory", "chat_model", "plan_store"]
+__all__ = [
+    "BlockAgentMemory",
+    "agent_memory",
+    "agent_tools",
+    "agent_window",
+    "block_memory",
+    "chat_model",
+    "plan_store",
+]
 
 
 class BlockAgentMemory:
@@ -55,6 +64,25 @@ def agent_memory(ctx: Context, agent_name: str) -> BlockAgentMemory:
     memory = block_memory(ctx)
     namespace = memory.scope(agent_name, ctx.user_id, ctx.conversation_id)
     return BlockAgentMemory(memory, namespace)
+
+
+def agent_window(ctx: Context, agent_name: str, system_prompt: str, request: str) -> list[BaseMessage]:
+    """The disclosed window for one model call of `agent_name`, ending with `request`.
+
+    Exactly one SystemMessage (`system_prompt` + block metadata or a `list_blocks` hint), the
+    agent's latest block and loose messages, then `request` — within `ctx.token_budget`.
+    """
+    memory = block_memory(ctx)
+    namespace = memory.scope(agent_name, ctx.user_id, ctx.conversation_id)
+    return memory.disclose(namespace, ctx.token_budget, system_prompt, HumanMessage(content=request))
+
+
+def agent_tools(ctx: Context, agent_name: str, todo_id: str | None = None) -> list[BaseTool]:
+    """search_block / list_blocks / load bound to the agent's namespace (nothing for the model to set)."""
+    from tools.memory_tools import make_memory_tools
+
+    memory = block_memory(ctx)
+    return make_memory_tools(memory, memory.scope(agent_name, ctx.user_id, ctx.conversation_id), todo_id)
 
 
 def plan_store(ctx: Context) -> PlanStore:
