@@ -11,6 +11,7 @@ import asyncio
 import os
 import re
 from collections.abc import AsyncIterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,10 +37,11 @@ from plangraph.runner import (
 if TYPE_CHECKING:
     from langserve.server import EndpointName
 
-__all__ = ["DEFAULT_MAX_REQUEST_BYTES", "DEFAULT_RATE_LIMIT", "create_app"]
+__all__ = ["DEFAULT_MAX_REQUEST_BYTES", "DEFAULT_RATE_LIMIT", "DEFAULT_WORKERS", "create_app"]
 
 DEFAULT_MAX_REQUEST_BYTES = 1_000_000
 DEFAULT_RATE_LIMIT = 120  # requests per minute per key
+DEFAULT_WORKERS = 8  # graph turns running at once; more requests wait their turn
 CONVERSATION_ID = re.compile(r"[A-Za-z0-9.-]{1,64}")
 USER_ID = re.compile(r"[\w.-]{1,64}")
 ENDPOINTS: list[EndpointName] = [
@@ -71,6 +73,7 @@ def create_app(
     insecure_no_auth: bool = False,
     max_request_bytes: int | None = None,
     rate_limit_per_minute: int | None = None,
+    workers: int | None = None,
 ) -> FastAPI:
     """The plangraph HTTP app; arguments left out fall back to the PLANGRAPH_* environment variables.
 
@@ -86,13 +89,19 @@ def create_app(
     for user in keys.values():
         if not USER_ID.fullmatch(user):
             raise ValueError(f"API key user id {user!r}: use 1–64 letters, digits, '_', '.', '-'.")
+    turn_workers = workers if workers is not None else _env_int("PLANGRAPH_HTTP_WORKERS", DEFAULT_WORKERS)
+    if turn_workers < 1:
+        raise ValueError("PLANGRAPH_HTTP_WORKERS must be at least 1.")
     data_path = Context(data_dir=str(data_dir)).data_path if data_dir else Context().data_path
     opened: dict[str, Backend] = {}
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        with open_checkpointer(data_path, checkpoint_url) as saver:
-            opened["backend"] = Backend(build_graph(checkpointer=saver), str(data_path))
+        with (
+            open_checkpointer(data_path, checkpoint_url) as saver,
+            ThreadPoolExecutor(turn_workers, thread_name_prefix="plangraph-turn") as pool,
+        ):
+            opened["backend"] = Backend(build_graph(checkpointer=saver), str(data_path), pool)
             yield
             opened.clear()
 

@@ -10,10 +10,13 @@ PlanRunner, so the HTTP API behaves like the CLI.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import queue
 import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,10 +64,14 @@ def artifact_url(conversation_id: str, path: str) -> str:
 
 @dataclass
 class Backend:
-    """The compiled, checkpointed graph and the data dir every request of a server shares."""
+    """The compiled, checkpointed graph, data dir and turn threads every request of a server shares.
+
+    Turns run on their own pool, so quick requests (plans, pending, checks) never queue behind them.
+    """
 
     graph: CompiledStateGraph[State, Context, InputState, OutputState]
     data_dir: str
+    pool: ThreadPoolExecutor
     _busy: dict[str, list] = field(default_factory=dict)
     _guard: threading.Lock = field(default_factory=threading.Lock)
 
@@ -72,6 +79,10 @@ class Backend:
         """A runner on the user's own thread for the conversation (other users cannot reach it)."""
         context = Context(user_id=user_id, conversation_id=conversation_id, data_dir=self.data_dir)
         return PlanRunner(self.graph, context, thread_id=thread_id_for(user_id, conversation_id))
+
+    def in_pool(self, func: Callable[..., Any], *args: Any) -> asyncio.Future:
+        """Run `func(*args)` on the turn pool."""
+        return asyncio.get_running_loop().run_in_executor(self.pool, functools.partial(func, *args))
 
     @contextmanager
     def exclusive(self, thread_id: str) -> Iterator[None]:
@@ -160,11 +171,13 @@ class ConversationRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         self, input: dict[str, Any], config: RunnableConfig, on_chunk: Callable[[dict], None] | None
     ) -> dict[str, Any]:
         runner = self._runner(input, config)
+        # A fresh context: the graph must not report into the caller's callbacks (stream_events
+        # would then carry LangGraph internals such as Send, which LangServe cannot serialise).
         with self._backend().exclusive(str(runner.config["configurable"]["thread_id"])):
             if "resume" in input:
-                outcome = runner.resume(input["resume"], on_chunk)
+                outcome = contextvars.Context().run(runner.resume, input["resume"], on_chunk)
             else:
-                outcome = runner.run(_request_text(input["messages"]), on_chunk)
+                outcome = contextvars.Context().run(runner.run, _request_text(input["messages"]), on_chunk)
         return _output(runner, outcome)
 
     def invoke(
@@ -178,6 +191,12 @@ class ConversationRunnable(Runnable[dict[str, Any], dict[str, Any]]):
             return self._turn(inp, config, None)
 
         return self._call_with_config(turn, dict(input), config, run_type="chain")
+
+    async def ainvoke(
+        self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        """Async twin of `invoke`, on the server's turn pool."""
+        return await self._backend().in_pool(self.invoke, input, config)
 
     def stream(
         self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
@@ -232,7 +251,7 @@ class ConversationRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         def push(chunk: dict | None) -> None:
             loop.call_soon_threadsafe(chunks.put_nowait, chunk)
 
-        task = loop.run_in_executor(None, self._turn, dict(first), config, push)
+        task = self._backend().in_pool(self._turn, dict(first), config, push)
         task.add_done_callback(lambda _: push(None))
         while (chunk := await chunks.get()) is not None:
             yield chunk
