@@ -16,7 +16,7 @@ from memory.offload import OffloadStore
 from memory.scoring import Candidate, rank, vector_weight
 from memory.text import search_terms
 from memory.tiers import longterm_namespace
-from memory.tokens import count_messages_tokens
+from memory.tokens import count_messages_tokens, count_tokens
 from memory.types import Block, BlockHit, MemorySettings, UnknownDataIdError
 from memory.vectors import VectorIndex
 
@@ -89,14 +89,14 @@ class ReadingMixin:
             for start in range(0, len(bids), 500):
                 chunk = bids[start : start + 500]
                 rows = self._store.blocks(
-                    f"ns=? AND block_id IN ({','.join('?' * len(chunk))})", (ns, *chunk)
+                    f"ns=? AND block_id IN ({','.join('?' * len(chunk))})", (ns, *chunk), columns=columns
                 )
                 out.update({(r["ns"], r["block_id"]): r for r in rows})
         return out
 
     def _hit(self, row: dict[str, Any], cand: Candidate, terms: list[str]) -> BlockHit:
         text, ids = row["text"], list(row["message_ids"])
-        if row["kind"] == "block":
+        if row["kind"] == "block" and count_tokens(text) > self.settings.hit_tokens:
             msgs = self.block_messages(row["ns"], row["block_id"])
             text, kept = focus(msgs, terms, self._state(row["ns"]).bm25.idf, self.settings)
             ids = [str(m.id) for m in kept]
