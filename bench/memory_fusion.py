@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import tempfile
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -25,6 +26,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from bench.memory_dataset import FILLER_EN, FILLER_ZH, SITES_EN, SITES_ZH, build
 from memory import BlockMemory
+from memory.bm25 import IncrementalBM25
+from memory.text import search_terms, tokenize
 from memory.tokens import count_tokens
 
 DATA = Path(__file__).parent / "data"
@@ -72,6 +75,31 @@ def paraphrase_set(lang: str, seed: int = 3) -> tuple[list[BaseMessage], list[tu
             site = rng.choice(sites)
             turn(q.format(site=site), a.format(site=site))
     return msgs, gold
+
+
+def _run_bigrams(text: str) -> list[str]:
+    """jieba words plus the bigrams of every whole CJK run (the noisier alternative)."""
+    runs = re.findall(r"[\u4e00-\u9fff]+", text)
+    return tokenize(text) + [r[i : i + 2] for r in runs for i in range(len(r) - 1)]
+
+
+def term_table(lang: str = "zh") -> None:
+    """BM25 alone over one paraphrase set with three ways of making Chinese terms."""
+    msgs, gold = paraphrase_set(lang)
+    docs = [(str(msgs[i].id), f"{msgs[i].content} {msgs[i + 1].content}") for i in range(0, len(msgs), 2)]
+    print(f"\nBM25 only, {lang} set: which terms\n| terms | R@3 | MRR |\n|---|---:|---:|")
+    for name, fn in (("jieba words", tokenize), ("+ bigrams of 3+ char words (default)", search_terms),
+                     ("+ bigrams of whole CJK runs", _run_bigrams)):  # fmt: skip
+        index = IncrementalBM25()
+        for i, (_, text) in enumerate(docs):
+            index.add(i, fn(text))
+        r3, rr = 0, 0.0
+        for fid, query in gold:
+            order = [docs[int(str(k))][0] for k, _ in index.top(fn(query), 8)]
+            rank = order.index(fid) + 1 if fid in order else None
+            r3 += rank is not None and rank <= 3
+            rr += 1 / rank if rank else 0.0
+        print(f"| {name} | {r3}/{len(gold)} | {rr / len(gold):.3f} |")
 
 
 def packed(hits: list, budget: int) -> set[str]:
@@ -125,6 +153,7 @@ def main() -> None:
             got = sum(p.message_id in packed(mem.search("conv", p.question), args.context) for p in planted)
             row.append(f"{got}/{len(planted)}")
         print(f"| {name} | " + " | ".join(row) + " |", flush=True)
+    term_table("zh")
 
 
 if __name__ == "__main__":

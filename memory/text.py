@@ -75,8 +75,9 @@ def search_terms(text: str) -> list[str]:
     """BM25 terms: `tokenize(text)` plus the character bigrams of CJK words of 3+ characters.
 
     jieba segments the same phrase differently in a statement and in a question ("年发电量" vs
-    "发电", "管理模式" vs "模式"), so longer words also contribute their bigrams. Measured in
-    docs/memory.md against plain words and against bigrams of whole CJK runs (noisier).
+    "发电", "管理模式" vs "模式"), so longer words also contribute their bigrams. On the Chinese
+    paraphrase set, plain words, these bigrams and bigrams of whole CJK runs score the same
+    (docs/memory.md, "Which Chinese terms"); the word bigrams are kept for such partial matches.
     """
     terms = tokenize(text)
     extra: list[str] = []
