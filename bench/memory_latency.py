@@ -74,7 +74,7 @@ def main() -> None:
             mem.search("ns", query)
             lat[lang].append((time.perf_counter() - t1) * 1000)
         embed = []
-        for q in range(20):
+        for _ in range(20):
             t2 = time.perf_counter()
             emb.embed_query(f"{rng.choice(SITES)} {' '.join(rng.sample(EN, 2))}")
             embed.append((time.perf_counter() - t2) * 1000)
