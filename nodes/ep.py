@@ -1,6 +1,6 @@
-"""A sub-agent's internal plan (EP) for one step: loaded from its `.dot` file, statuses kept live.
+"""A sub-agent's internal plan (EP) for one step, with live statuses and reflection.
 
-Each agent may name a DOT file (`AgentSpec.internal_plan`, shipped in `data/workflows/agents/`):
+Each agent may name a DOT file (`AgentSpec.internal_plan`, see `nodes.ep_plans`):
 its fixed sequence of `function` / `multiFunction` nodes (`toolCode` = tools the agent records)
 and a `confirm` node where it may ask the user. `EPTracker` follows one step through the status
 machine of `tools.plan_status`, driven by what the agent does through its StepContext:
@@ -29,40 +29,25 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Collection, Mapping
-from dataclasses import asdict, replace
-from functools import cache
-from pathlib import Path
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from nodes.ep_plans import internal_plan_of
 from tools.plan_dot import InternalNode, InternalPlan, PlanFormatError, dot_to_internal_plan
 from tools.plan_reflect import ep_update_request, reflect_ep
 from tools.plan_status import Actor, StatusLabel, transition
 
 if TYPE_CHECKING:
     from nodes.registry import AgentSpec
-    from tools.contracts import AgentExecResult, ExecutionPlan
+    from tools.contracts import AgentExecResult
 
-__all__ = [
-    "AGENT_PLANS_DIR",
-    "EP_REFLECT_PROMPT",
-    "AgentPlanError",
-    "EPTracker",
-    "NoInternalPlanError",
-    "fixed_sequence_problems",
-    "internal_plan_json",
-    "internal_plan_of",
-    "load_internal_plan",
-    "plan_path",
-    "start_ep",
-    "step_internal_plan",
-]
+__all__ = ["EP_REFLECT_PROMPT", "EPTracker", "fixed_sequence_problems", "start_ep"]
 
 log = logging.getLogger("plangraph.ep")
 
-AGENT_PLANS_DIR = Path(__file__).resolve().parent.parent / "data" / "workflows" / "agents"
 SHORT = 160  # characters of a tool's input/output kept on its node
 EP_REFLECT_PROMPT = """你是「{agent}」智能体的执行计划（EP）维护者。每个工具执行结束后，你判断剩余的 EP 是否需要更新。
 这个智能体按固定顺序执行工具：不能新增、删除工具节点，也不能改它们的 toolCode。
@@ -73,60 +58,6 @@ status 设为 待用户输入中，把要问用户的问题写进 question，并
 _AGENT: Actor = "model"  # a workflow agent's own code takes the model's decisions (see module doc)
 _OPEN: tuple[StatusLabel, ...] = ("待初始化", "待运行", "运行中")
 _TOOL_TYPES = ("function", "multiFunction")
-
-
-class AgentPlanError(ValueError):
-    """An agent's internal-plan file that cannot be used; the message names the file and the fix."""
-
-
-class NoInternalPlanError(LookupError):
-    """The step or its internal plan does not exist (message in Chinese, for the user)."""
-
-
-def plan_path(path: str | Path) -> Path:
-    """`path` itself when absolute, else the file of that name in the shipped `data/workflows/agents/`."""
-    given = Path(path).expanduser()
-    return given if given.is_absolute() else AGENT_PLANS_DIR / given
-
-
-@cache
-def load_internal_plan(path: Path, tools: tuple[str, ...], agent: str) -> InternalPlan:
-    """Read and check an agent's EP file: valid DOT, no run-time values, only `tools` as toolCode."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise AgentPlanError(
-            f"{path}: cannot read {agent}'s internal plan ({err}); fix internal_plan or the file"
-        ) from None
-    try:
-        plan = dot_to_internal_plan(text, plan_id=agent)
-    except PlanFormatError as err:
-        raise AgentPlanError(f"{path}: {err}") from None
-    for node in plan.nodes:
-        filled = [k for k in ("tool_input", "tool_output", "answer") if getattr(node, k)]
-        if node.status != "待初始化" or filled:
-            raise AgentPlanError(
-                f"{path}: node {node.id} has a status or run-time values; an internal-plan file describes nodes only"
-            )
-        if node.type in _TOOL_TYPES and not node.tools():
-            raise AgentPlanError(
-                f'{path}: node {node.id} is a {node.type} node without toolCode; add toolCode="…"'
-            )
-        if node.type == "function" and len(node.tools()) > 1:
-            raise AgentPlanError(f'{path}: node {node.id} names several tools; use type="multiFunction"')
-        unknown = [t for t in node.tools() if t not in tools]
-        if unknown:
-            raise AgentPlanError(
-                f"{path}: node {node.id}: unknown tool {unknown[0]!r}; {agent} records: {', '.join(tools) or '(none)'}"
-            )
-    return plan
-
-
-def internal_plan_of(spec: AgentSpec) -> InternalPlan | None:
-    """The agent's checked internal plan (all nodes 待初始化), or None when it has none."""
-    if spec.internal_plan is None:
-        return None
-    return load_internal_plan(plan_path(spec.internal_plan), tuple(spec.tools), spec.name)
 
 
 def fixed_sequence_problems(old: InternalPlan, new: InternalPlan) -> list[str]:
@@ -362,33 +293,3 @@ def start_ep(
         previous=prior if isinstance(prior, str) else None,
         answer=str(answers[-1]) if answers else "",
     )
-
-
-def step_internal_plan(plan: ExecutionPlan, seq_no: int) -> InternalPlan:
-    """The EP of step `seq_no`: from its latest result, else the agent's plan before it runs."""
-    from nodes.registry import UnknownAgentError, get_agent
-
-    step = next((s for s in plan["steps"] if s["seqNo"] == seq_no), None)
-    if step is None:
-        numbers = ", ".join(str(s["seqNo"]) for s in plan["steps"])
-        raise NoInternalPlanError(f"计划里没有步骤 {seq_no}；可选的步骤：{numbers}。")
-    result = step["result"]
-    dot = result["context"].get("ep") if result else None
-    if isinstance(dot, str):
-        return dot_to_internal_plan(dot)
-    try:
-        template = internal_plan_of(get_agent(step["agentName"]))
-    except UnknownAgentError:
-        template = None
-    if template is None:
-        raise NoInternalPlanError(f"步骤 {seq_no}（{step['agentName']}）没有内部执行计划。")
-    return replace(template, id=f"{plan['planId']}:{seq_no}")
-
-
-def internal_plan_json(plan: InternalPlan) -> dict[str, Any]:
-    """The EP as plain JSON data: id, nodes (all attributes) and edges."""
-    return {
-        "id": plan.id,
-        "nodes": [{**asdict(n), "extra": dict(n.extra)} for n in plan.nodes],
-        "edges": [list(e) for e in plan.edges],
-    }

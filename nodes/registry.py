@@ -49,7 +49,7 @@ class AgentSpec:
     memory, so the planner can skip the step when the user already has it. `internal_plan` is
     the agent's internal plan (EP) as a `.dot` file — a relative path is read from
     `data/workflows/agents/` — whose `toolCode`s must be among `tools`; it is checked when the
-    registry loads (`nodes.ep`).
+    registry loads (`nodes.ep_plans`).
     """
 
     name: str
@@ -79,9 +79,9 @@ class UnknownAgentError(KeyError):
 def agents() -> dict[str, AgentSpec]:
     """All registered agents by name, in registry order (modules imported on first call).
 
-    Raises `nodes.ep.AgentPlanError` naming the file when an agent's internal plan is invalid.
+    Raises `nodes.ep_plans.AgentPlanError` naming the file when an agent's internal plan is invalid.
     """
-    from nodes.ep import internal_plan_of
+    from nodes.ep_plans import internal_plan_of
 
     found: dict[str, AgentSpec] = {}
     for module_name in AGENT_MODULES:

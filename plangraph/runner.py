@@ -157,7 +157,7 @@ class PlanRunner:
         return self._render_dot(plan_to_dot(plan), fmt, output)  # type: ignore[arg-type]
 
     def _render_step_plan(self, plan: dict[str, Any], step: int, fmt: str, output: str | None) -> str:
-        from nodes.ep import NoInternalPlanError, internal_plan_json, step_internal_plan
+        from nodes.ep_plans import NoInternalPlanError, internal_plan_json, step_internal_plan
         from tools.plan_dot import internal_plan_to_dot
 
         try:

@@ -5,13 +5,8 @@ from __future__ import annotations
 import pytest
 
 from nodes import registry
-from nodes.ep import (
-    AGENT_PLANS_DIR,
-    AgentPlanError,
-    EPTracker,
-    internal_plan_of,
-    load_internal_plan,
-)
+from nodes.ep import EPTracker
+from nodes.ep_plans import AGENT_PLANS_DIR, AgentPlanError, internal_plan_of, load_internal_plan
 from nodes.registry import AgentSpec, get_agent
 from nodes.step import last_tool_call
 from tests.unit.ep.ep_helpers import S1_ANSWER, Conversation
