@@ -3,7 +3,9 @@ pv_calc's internal plan, the step asks the model's question, and the answer comp
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 from dataclasses import replace
 
 from plangraph.cli import main
@@ -48,7 +50,9 @@ def respond(body: dict):
     )
 
 
-def test_a_reflected_update_makes_the_step_ask_and_the_answer_completes_it(data_dir, monkeypatch, capsys):
+def test_a_reflected_update_makes_the_step_ask_and_the_answer_completes_it(
+    data_dir, tmp_path, monkeypatch, capsys
+):
     with ScriptedOpenAIServer([], responder=respond) as server:
         monkeypatch.setenv("PLANGRAPH_MODEL", "scripted")
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
@@ -76,5 +80,32 @@ def test_a_reflected_update_makes_the_step_ask_and_the_answer_completes_it(data_
     final = dot_to_internal_plan(capsys.readouterr().out)
     assert [n.status for n in final.nodes] == ["完成", "完成", "完成"]
     assert final.node("3").answer == "确认无误" and final.node("2").tool_code == "pv_economics"
+    assert main(["plan", "--conversation", "r1", "--user", "u", "--step", "0"]) == 0
+    as_json = json.loads(capsys.readouterr().out)
+    assert [n["status"] for n in as_json["nodes"]] == ["完成"] * 3 and ["2", "3"] in as_json["edges"]
+    if shutil.which("dot"):
+        svg = tmp_path / "ep.svg"
+        assert (
+            main(
+                [
+                    "plan",
+                    "--conversation",
+                    "r1",
+                    "--user",
+                    "u",
+                    "--step",
+                    "0",
+                    "--format",
+                    "svg",
+                    "-o",
+                    str(svg),
+                ]
+            )
+            == 0
+        )
+        assert "<svg" in svg.read_text(encoding="utf-8") and "确认收益偏高的原因" in svg.read_text(
+            encoding="utf-8"
+        )
+        capsys.readouterr()
     assert main(["plan", "--conversation", "r1", "--user", "u", "--step", "5"]) == 2
     assert "计划里没有步骤 5；可选的步骤：0" in capsys.readouterr().out
