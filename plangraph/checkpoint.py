@@ -1,8 +1,9 @@
 """Checkpointer selection: SQLite file in the data dir by default, Postgres by URL.
 
 `PLANGRAPH_CHECKPOINT_URL=postgresql://user:pass@host:port/db` (or the `url` argument) selects
-PostgresSaver. Its tables are created on first use — once per process and URL, under a Postgres
-advisory lock so that several processes starting together do not race on the migrations.
+PostgresSaver on a small connection pool. Its tables are created on first use — once per process
+and URL, under a Postgres advisory lock so that several processes starting together do not race
+on the migrations.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -43,31 +45,33 @@ def _user_error(message: str, exit_code: int) -> Exception:
 def _postgres(url: str) -> Iterator[BaseCheckpointSaver]:
     import psycopg
     from langgraph.checkpoint.postgres import PostgresSaver
-    from psycopg.rows import dict_row
+    from psycopg.rows import DictRow, dict_row
+    from psycopg_pool import ConnectionPool
 
-    with ExitStack() as stack:
-        try:
-            # What PostgresSaver.from_conn_string does, keeping the typed connection for the lock.
-            conn = stack.enter_context(
-                psycopg.Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row)
-            )
-            saver = PostgresSaver(conn)
-            with _set_up_lock:
-                if url not in _set_up:
-                    conn.execute("SELECT pg_advisory_lock(%s)", (_SETUP_LOCK_KEY,))
-                    try:
-                        saver.setup()
-                    finally:
-                        conn.execute("SELECT pg_advisory_unlock(%s)", (_SETUP_LOCK_KEY,))
-                    _set_up.add(url)
-        except psycopg.OperationalError as error:
-            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise _user_error(
-                f"无法连接 PostgreSQL（PLANGRAPH_CHECKPOINT_URL={redact_url(url)}）：{reason}。"
-                "请确认数据库已启动、地址和账号正确；或取消设置 PLANGRAPH_CHECKPOINT_URL，改用数据目录里的 SQLite。",
-                exit_code=1,
-            ) from None
-        yield saver
+    options: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+    try:  # one direct connection first: a clear error now instead of a pool timeout later
+        with psycopg.Connection.connect(url, connect_timeout=10, **options) as conn, _set_up_lock:
+            if url not in _set_up:
+                conn.execute("SELECT pg_advisory_lock(%s)", (_SETUP_LOCK_KEY,))
+                try:
+                    PostgresSaver(conn).setup()
+                finally:
+                    conn.execute("SELECT pg_advisory_unlock(%s)", (_SETUP_LOCK_KEY,))
+                _set_up.add(url)
+    except psycopg.OperationalError as error:
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise _user_error(
+            f"无法连接 PostgreSQL（PLANGRAPH_CHECKPOINT_URL={redact_url(url)}）：{reason}。"
+            "请确认数据库已启动、地址和账号正确；或取消设置 PLANGRAPH_CHECKPOINT_URL，改用数据目录里的 SQLite。",
+            exit_code=1,
+        ) from None
+    # A small pool, checked on borrow: a connection dropped by a database restart or an idle
+    # timeout is replaced instead of failing every later request of a long-running server.
+    # PostgresSaver serialises its queries under one lock, so one connection is in use at a time.
+    with ConnectionPool(
+        url, min_size=1, max_size=2, kwargs=options, check=ConnectionPool.check_connection, open=False
+    ) as pool:
+        yield PostgresSaver(cast("ConnectionPool[psycopg.Connection[DictRow]]", pool))  # rows: dict_row
 
 
 @contextmanager

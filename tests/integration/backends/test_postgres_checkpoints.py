@@ -107,3 +107,17 @@ def test_unreachable_or_wrong_url_is_a_clear_error(tmp_path):
         ):
             pass
     assert wrong.value.exit_code == 2 and "postgresql://" in str(wrong.value)
+
+
+def test_a_dropped_database_connection_is_replaced(pg_url, data_dir):
+    with PlanRunner.open(user_id="dan", conversation_id="pg-drop", checkpoint_url=pg_url) as runner:
+        asked = runner.run(S1)
+        assert asked.interrupt is not None
+        with psycopg.connect(pg_url, autocommit=True) as admin:  # what a database restart does to clients
+            dropped = admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            ).fetchone()
+        assert dropped is not None and dropped[0] >= 1
+        done = runner.resume(S1_ANSWER)
+    assert [s["status"] for s in done.plan["steps"]] == ["completed"] * 3
