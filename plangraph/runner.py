@@ -131,7 +131,7 @@ class PlanRunner:
                     f"会话 {conv} 正在等待回答：{state.interrupts[0].value['question']}"
                 )
             return Command(resume=answer)
-        if state.next:
+        if state.next or state.tasks:  # tasks: a step finished but the run died before the next checkpoint
             if answer is not None:
                 raise ConversationStateError(
                     f"会话 {conv} 没有等待回答的问题；不带回答运行 plangraph resume 可继续被中断的执行。"
@@ -185,8 +185,14 @@ class PlanRunner:
 
     def _stream(self, graph_input: Any, on_chunk: Callable[[dict], None] | None) -> RunOutcome:
         try:
+            # durability="sync": each step's checkpoint is saved before the next step starts, so a
+            # killed process never re-runs a step whose result the user has already seen.
             for mode, chunk in self.graph.stream(
-                graph_input, self.config, context=self.context, stream_mode=["custom", "updates"]
+                graph_input,
+                self.config,
+                context=self.context,
+                stream_mode=["custom", "updates"],
+                durability="sync",
             ):
                 if mode == "custom" and on_chunk is not None:
                     on_chunk(chunk)  # type: ignore[arg-type]
