@@ -194,6 +194,7 @@ def main() -> int:
     )
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="plangraph-http-load-") as data_dir:
         proc, base = _start_server(data_dir, args.embeddings)
         try:
@@ -219,7 +220,9 @@ Wall time {wall:.1f} s; requests/s is count ÷ wall time.
 {table}
 
 Machine: {platform.machine()}, {cpus} CPUs, Python {platform.python_version()}; shared with other
-jobs while measured, so treat the numbers as an order of magnitude.
+jobs while measured (1-minute load average {load_before:.1f} when the run started), so treat the
+numbers as an order of magnitude. Turns are CPU-bound offline (report charts), so latency grows
+with concurrency on {cpus} CPUs; `GET /plans` stays fast because turns run on their own pool.
 Reproduce: `.venv/bin/python bench/http_load.py --conversations {args.conversations}`"""
     print(body)
     if not args.no_write:

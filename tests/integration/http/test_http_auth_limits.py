@@ -116,10 +116,10 @@ def test_rate_limit_is_per_key_with_retry_after(limited):
 
 
 def test_rate_limiter_refills_over_time():
-    limiter = RateLimiter(per_minute=600)  # 10 a second
-    assert all(limiter.acquire("k") == 0 for _ in range(600))
+    limiter = RateLimiter(per_minute=60)  # one a second
+    assert all(limiter.acquire("k") == 0 for _ in range(60))
     assert limiter.acquire("k") >= 1
-    time.sleep(0.25)
+    time.sleep(1.05)
     assert limiter.acquire("k") == 0
 
 
