@@ -19,7 +19,7 @@ from langchain_core.messages import BaseMessage, ToolMessage, message_to_dict
 
 from memory import metadata as meta
 from memory._read import ReadingMixin
-from memory._state import NamespaceState, encode_vec, load_state
+from memory._state import NamespaceState, decode_vec, encode_vec, load_state
 from memory._store import Store
 from memory.chunker import Entry, Tail, should_merge, split_pieces
 from memory.offload import OffloadStore, preview
@@ -128,7 +128,22 @@ class BlockMemory(ReadingMixin):
             state = self._states.get(namespace)
             if state is None:
                 state = self._states[namespace] = load_state(self._store, namespace)
+                self._sync_vectors(namespace)
             return state
+
+    def _sync_vectors(self, namespace: str) -> None:
+        """Re-send the namespace's vectors from SQLite when Chroma holds fewer (a new or lost store)."""
+        count, sample = self._store.query(
+            "SELECT count(*), max(vec) FROM blocks WHERE ns=? AND vec IS NOT NULL", (namespace,)
+        )[0]
+        if not count or self._vectors.count(namespace, len(decode_vec(sample) or [])) >= count:
+            return
+        rows = self._store.query(
+            "SELECT block_id, todo_id, vec FROM blocks WHERE ns=? AND vec IS NOT NULL", (namespace,)
+        )
+        items = [(b, t, decode_vec(v) or []) for b, t, v in rows]
+        for start in range(0, len(items), 2000):
+            self._vectors.upsert(namespace, items[start : start + 2000])
 
     # -- ingestion ----------------------------------------------------------------------------
     def add_messages(

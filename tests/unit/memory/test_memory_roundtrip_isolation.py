@@ -128,3 +128,25 @@ def test_system_messages_and_settings_errors(tmp_path):
     )
     with pytest.raises(ValueError, match="reserved"):
         mem.add_messages("longterm::u", [SystemMessage("x")])
+
+
+def test_lost_vector_store_is_refilled_from_sqlite(tmp_path):
+    import shutil
+
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    emb = DeterministicFakeEmbedding(size=16)
+    memory = BlockMemory(tmp_path, emb)
+    memory.add_messages(
+        "a_u_c", [HumanMessage("roof 3200"), AIMessage("ok"), HumanMessage("loan"), AIMessage("ok")]
+    )
+    block_ids = [b["block_id"] for b in memory.list_blocks("a_u_c")]
+    memory.close()
+    (tmp_path / "moved").mkdir()
+    shutil.copy(tmp_path / "memory.sqlite3", tmp_path / "moved" / "memory.sqlite3")  # without chroma/
+    again = BlockMemory(tmp_path / "moved", emb)
+    vector = emb.embed_query("roof 3200")
+    assert again._vectors.query(vector, ["a_u_c"], 8) == []  # the new Chroma dir is empty …
+    again.search("a_u_c", "roof")  # … until the namespace is first used
+    assert sorted(b for _, b, _ in again._vectors.query(vector, ["a_u_c"], 8)) == sorted(block_ids)
+    again.close()
