@@ -1,6 +1,6 @@
 """Which fusion of BM25 and vectors retrieves best: weighted vs RRF, and the vector weight.
 
-    PYTHONPATH=. .venv/bin/python bench/memory_fusion.py                 # zh + en sets, long conversation
+    PYTHONPATH=. .venv/bin/python bench/memory_fusion.py                 # zh + en sets, 1000-turn conversation
     PYTHONPATH=. .venv/bin/python bench/memory_fusion.py --turns 0       # only the two paraphrase sets
 
 Data: bench/data/memory_zh_retrieval.json and memory_en_retrieval.json (30 facts each, asked
@@ -8,7 +8,9 @@ later in other words), each fact followed by three same-language distractor turn
 bench/memory_dataset.py; and the generated long conversation (`--turns` turns, 40 planted facts).
 Metrics: recall@3 and MRR@8 of the message stating the fact; for the long conversation, recall
 when hits are packed best-first into `--context` tokens (what a model call could afford).
-Every variant searches the same stored memory (one ingestion, MiniLM embeddings).
+Every variant searches the same stored memory (one ingestion, MiniLM embeddings). Variants are
+language-aware (vector weight × non-CJK share of the query) and use decay_floor 0.6 (the
+previous default) unless they say otherwise.
 """
 
 from __future__ import annotations
@@ -34,18 +36,18 @@ DATA = Path(__file__).parent / "data"
 VARIANTS: dict[str, dict[str, Any]] = {
     "BM25 only": {"vector_weight": 0.0},
     "vectors only": {"vector_weight": 1.0, "multilingual_embeddings": True},
-    "weighted 0.7 vec / 0.3 bm25 (seed, no language rule)": {
-        "vector_weight": 0.7,
-        "multilingual_embeddings": True,
-    },
-    "weighted 0.3 vec, language-aware": {"vector_weight": 0.3},
-    "weighted 0.5 vec, language-aware": {"vector_weight": 0.5},
-    "weighted 0.7 vec, language-aware (default)": {"vector_weight": 0.7},
-    "weighted 0.85 vec, language-aware": {"vector_weight": 0.85},
-    "rrf 0.5, no language rule": {"fusion": "rrf", "vector_weight": 0.5, "multilingual_embeddings": True},
-    "rrf 0.3 vec, language-aware": {"fusion": "rrf", "vector_weight": 0.3},
-    "rrf 0.5 vec, language-aware": {"fusion": "rrf", "vector_weight": 0.5},
-    "rrf 0.7 vec, language-aware": {"fusion": "rrf", "vector_weight": 0.7},
+    "weighted 0.7 vec, no language rule (seed)": {"vector_weight": 0.7, "multilingual_embeddings": True},
+    "weighted 0.3 vec": {"vector_weight": 0.3},
+    "weighted 0.5 vec": {"vector_weight": 0.5},
+    "weighted 0.7 vec": {"vector_weight": 0.7},
+    "weighted 0.3 vec, floor 0.9": {"vector_weight": 0.3, "decay_floor": 0.9},
+    "weighted 0.5 vec, floor 0.8": {"vector_weight": 0.5, "decay_floor": 0.8},
+    "weighted 0.5 vec, floor 0.9": {"vector_weight": 0.5, "decay_floor": 0.9},
+    "weighted 0.5 vec, no decay": {"vector_weight": 0.5, "decay_floor": 1.0},
+    "weighted 0.7 vec, floor 0.9": {"vector_weight": 0.7, "decay_floor": 0.9},
+    "rrf 0.5 vec, no language rule": {"fusion": "rrf", "vector_weight": 0.5, "multilingual_embeddings": True},
+    "rrf 0.5 vec": {"fusion": "rrf", "vector_weight": 0.5},
+    "rrf 0.5 vec, floor 0.9": {"fusion": "rrf", "vector_weight": 0.5, "decay_floor": 0.9},
 }
 
 
@@ -114,7 +116,7 @@ def packed(hits: list, budget: int) -> set[str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--turns", type=int, default=400, help="long-conversation turns (0 = skip)")
+    ap.add_argument("--turns", type=int, default=1000, help="long-conversation turns (0 = skip)")
     ap.add_argument("--context", type=int, default=400)
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args()
@@ -139,7 +141,7 @@ def main() -> None:
     cols = ["zh R@3", "zh MRR", "en R@3", "en MRR"] + ([f"conv@{args.context}tok"] if planted else [])
     print("| variant | " + " | ".join(cols) + " |\n|---|" + "---:|" * len(cols))
     for name, settings in VARIANTS.items():
-        mem = BlockMemory(path, emb, **settings)
+        mem = BlockMemory(path, emb, **{"decay_floor": 0.6, **settings})
         row = []
         for lang, gold in sets.items():
             r3, rr = 0, 0.0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import json
 from collections.abc import Callable
 from typing import Any
@@ -56,8 +57,10 @@ class ReadingMixin:
         for ns in scopes:
             state = self._state(ns)
             with state.lock:
-                keys = None if todo_id is None else {b for b, t in state.todo_of.items() if t == todo_id}
-                for bid, score in state.bm25.top(terms, self.settings.candidates, keys):
+                scores = state.block_scores(terms, todo_id)
+                for bid, score in heapq.nlargest(
+                    self.settings.candidates, scores.items(), key=lambda kv: kv[1]
+                ):
                     # Okapi idf is negative for terms in most documents of a tiny corpus; a match
                     # must still count as evidence, so clamp to a small positive value.
                     cands[(ns, str(bid))] = Candidate(ns, str(bid), bm25=max(score, 1e-3))

@@ -13,7 +13,7 @@ from memory._store import Store
 from memory.bm25 import IncrementalBM25
 from memory.chunker import Entry, Tail
 
-__all__ = ["NamespaceState", "decode_vec", "encode_vec", "load_state", "row_entry"]
+__all__ = ["NamespaceState", "decode_vec", "encode_vec", "load_state", "piece_terms", "row_entry"]
 
 
 def encode_vec(vec: list[float] | None) -> bytes | None:
@@ -49,7 +49,45 @@ class NamespaceState:
     tail_pieces: int = 0
     todo_of: dict[str, str] = field(default_factory=dict)
     bm25: IncrementalBM25 = field(default_factory=IncrementalBM25)
+    pieces_of: dict[str, int] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
+
+    def index(self, block_id: str, piece_terms: list[list[str]]) -> None:
+        """(Re)index a block in BM25 as one document per closure, keyed `(block_id, i)`.
+
+        A block scores as its best closure: a long block is not diluted by its other turns.
+        """
+        self.unindex(block_id)
+        for i, terms in enumerate(piece_terms):
+            self.bm25.add((block_id, i), terms)
+        self.pieces_of[block_id] = len(piece_terms)
+
+    def unindex(self, block_id: str) -> None:
+        """Drop a block's closures from BM25."""
+        for i in range(self.pieces_of.pop(block_id, 0)):
+            self.bm25.remove((block_id, i))
+
+    def block_scores(self, terms: list[str], todo_id: str | None = None) -> dict[str, float]:
+        """BM25 score of each matching block: its best closure's score."""
+        keys = None
+        if todo_id is not None:
+            keys = {
+                (b, i)
+                for b, t in self.todo_of.items()
+                if t == todo_id
+                for i in range(self.pieces_of.get(b, 0))
+            }
+        best: dict[str, float] = {}
+        for key, score in self.bm25.scores(terms, keys).items():
+            block_id = str(key[0])  # type: ignore[index]
+            if score > best.get(block_id, float("-inf")):
+                best[block_id] = score
+        return best
+
+
+def piece_terms(stored: list) -> list[list[str]]:
+    """Per-closure terms of a stored block (older stores kept one flat list per block)."""
+    return [stored] if stored and isinstance(stored[0], str) else stored
 
 
 def _entries(store: Store, where: str, params: tuple) -> list[Entry]:
@@ -72,7 +110,7 @@ def load_state(store: Store, namespace: str) -> NamespaceState:
     )
     for block_id, todo_id, seq, terms, last_at in rows:
         state.todo_of[block_id] = todo_id
-        state.bm25.add(block_id, json.loads(terms))
+        state.index(block_id, piece_terms(json.loads(terms)))
         state.next_block = max(state.next_block, int(seq) + 1)
         state.newest_at = max(state.newest_at, float(last_at))
     last = store.blocks("ns=? AND kind='block'", (namespace,), order="seq DESC LIMIT 1")

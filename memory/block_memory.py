@@ -21,7 +21,7 @@ from memory import metadata as meta
 from memory._read import ReadingMixin
 from memory._state import NamespaceState, decode_vec, encode_vec, load_state
 from memory._store import Store
-from memory.chunker import Entry, Tail, should_merge, split_pieces
+from memory.chunker import Entry, Tail, closures, should_merge, split_pieces
 from memory.offload import OffloadStore, preview
 from memory.text import search_terms
 from memory.tiers import (
@@ -260,7 +260,8 @@ class BlockMemory(ReadingMixin):
             "todo_id": entries[0].todo_id, "block_type": meta.block_type(msgs),
             "keywords": meta.keywords(plain, state.bm25.idf, refs), "core_semantic": gist,
             "create_time": meta.create_time(entries[0].created_at), "data_ids": refs,
-            "message_ids": [str(m.id) for m in msgs], "text": text, "terms": search_terms(plain),
+            "message_ids": [str(m.id) for m in msgs], "text": text,
+            "terms": [search_terms(meta.search_text([e.message for e in p])) for p in closures(entries)],
             "tags": sorted({t for e in entries for t in e.tags}), "created_at": entries[0].created_at,
             "last_at": entries[-1].created_at, "vec": vec,
             "extra": {"pieces": pieces, "importance": importance(entries), "seqs": [e.seq for e in entries]},
@@ -276,7 +277,7 @@ class BlockMemory(ReadingMixin):
                     (row["block_id"], namespace, *seqs),
                 )
         for row in rows:
-            state.bm25.add(row["block_id"], row["terms"])
+            state.index(row["block_id"], row["terms"])
             state.todo_of[row["block_id"]] = row["todo_id"]
             state.newest_at = max(state.newest_at, row["last_at"])
         self._vectors.upsert(namespace, [(r["block_id"], r["todo_id"], r["vec"]) for r in rows])
@@ -365,7 +366,7 @@ class BlockMemory(ReadingMixin):
                 with self._store.transaction() as conn:
                     conn.executemany("DELETE FROM blocks WHERE ns=? AND block_id=?", [(lt, b) for b in stale])
                 for b in stale:
-                    state.bm25.remove(b)
+                    state.unindex(b)
                     state.todo_of.pop(b, None)
                 self._vectors.delete(lt, stale)
         return stale

@@ -18,8 +18,9 @@ __all__ = ["IncrementalBM25"]
 class IncrementalBM25:
     """Okapi BM25 over a growing set of documents keyed by any hashable id.
 
-    `k1`, `b` and `epsilon` default to rank_bm25's; `scores(query)` returns only documents with a
-    non-zero score, which are exactly the non-zero entries of `BM25Okapi.get_scores`.
+    `k1`, `b` and `epsilon` default to rank_bm25's; `scores(query)` returns every document that
+    contains a query term, with the score `BM25Okapi.get_scores` gives it (possibly 0.0: Okapi's
+    idf is exactly 0 for a term in half the documents, and a match must still be a candidate).
     """
 
     def __init__(self, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
@@ -89,7 +90,7 @@ class IncrementalBM25:
         return value if value >= 0 else self.epsilon * self._average_idf()
 
     def scores(self, query: Iterable[str], keys: Collection[Hashable] | None = None) -> dict[Hashable, float]:
-        """BM25 score of every matching document (optionally only those in `keys`)."""
+        """BM25 score of every document containing a query term (optionally only those in `keys`)."""
         n = len(self._doc_len)
         if not n:
             return {}
@@ -105,8 +106,6 @@ class IncrementalBM25:
             if idf < 0:
                 avg_idf = self._average_idf() if avg_idf is None else avg_idf
                 idf = self.epsilon * avg_idf
-            if idf == 0:
-                continue
             doc_len = self._doc_len
             for key, tf in posting.items():
                 if keys is not None and key not in keys:

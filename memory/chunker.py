@@ -15,7 +15,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from memory.types import MemorySettings
 
-__all__ = ["Entry", "Tail", "is_topic_switch", "should_merge", "split_pieces"]
+__all__ = ["Entry", "Tail", "closures", "is_topic_switch", "should_merge", "split_pieces"]
 
 _TOPIC_CUES = re.compile(
     r"^\s*(另外|换个话题|换一个话题|顺便问|再问一个|新问题|接下来换|by the way|btw|another question|"
@@ -83,6 +83,15 @@ def split_pieces(pending: list[Entry], settings: MemorySettings) -> tuple[list[l
             pieces.append(current)
             current = []
     return pieces, current
+
+
+_UNBOUNDED = MemorySettings(max_block_messages=10**9, gap_minutes=10**9)
+
+
+def closures(entries: list[Entry]) -> list[list[Entry]]:
+    """`entries` cut into their Q&A and tool-call closures only (no size or time limit)."""
+    pieces, rest = split_pieces(entries, _UNBOUNDED)
+    return pieces + ([rest] if rest else [])
 
 
 def is_topic_switch(piece: list[Entry]) -> bool:

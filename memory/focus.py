@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 from langchain_core.messages import BaseMessage
 
-from memory.chunker import Entry, split_pieces
+from memory.chunker import Entry, closures
 from memory.metadata import block_text, search_text
 from memory.text import search_terms
 from memory.tokens import count_tokens
@@ -33,10 +33,7 @@ def focus(
     full = block_text(messages)
     if count_tokens(full) <= settings.hit_tokens or len(messages) < 2:
         return full, list(messages)
-    entries = [Entry(i, m, 0.0, "") for i, m in enumerate(messages)]
-    unbounded = MemorySettings(max_block_messages=10**9, gap_minutes=10**9)
-    pieces, rest = split_pieces(entries, unbounded)
-    pieces = pieces + ([rest] if rest else [])
+    pieces = closures([Entry(i, m, 0.0, "") for i, m in enumerate(messages)])
     wanted = set(query_terms)
 
     def weight(piece: list[Entry]) -> float:
