@@ -1,7 +1,7 @@
 """Search latency (p50/p95, including query embedding) and ingestion throughput by corpus size.
 
     PYTHONPATH=. .venv/bin/python bench/memory_latency.py --sizes 1000,10000
-    PYTHONPATH=. .venv/bin/python bench/memory_latency.py --sizes 100000   # ~minutes: embeds 100k blocks
+    PYTHONPATH=. .venv/bin/python bench/memory_latency.py --sizes 100000 --embeddings hash
 
 Each block is one Q&A pair (pairs are 6 minutes apart, so every pair closes a block), ingested
 with `add_messages` in batches of `--batch` messages (one embedding batch per call). Chinese
@@ -42,13 +42,19 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--batch", type=int, default=2000)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--embeddings", choices=["minilm", "hash"], default="minilm",
+                    help="hash: 384-d DeterministicFakeEmbedding, to time 100k blocks without MiniLM")  # fmt: skip
     args = ap.parse_args()
     import torch
 
     torch.set_num_threads(args.threads)
+    from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
+
     from memory.embeddings import default_embeddings
 
-    emb = default_embeddings()
+    emb: Embeddings = (
+        default_embeddings() if args.embeddings == "minilm" else DeterministicFakeEmbedding(size=384)
+    )
     emb.embed_query("warm up")
     print(
         "| blocks | ingest msg/s | search p50 ms | p95 ms | en p50 | zh p50 | query embedding p50 |\n"
