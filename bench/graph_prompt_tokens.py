@@ -97,7 +97,7 @@ def main() -> None:
     rows = []
     for kind in kinds:
         series = [max(c[kind]) for c in per_turn if kind in c]
-        at = {t: max(per_turn[t - 1].get(kind, [0])) for t in marks}
+        at = {t: max(per_turn[t - 1][kind]) if kind in per_turn[t - 1] else "–" for t in marks}
         calls = sum(len(c.get(kind, [])) for c in per_turn)
         rows.append([kind, calls, *[at[t] for t in marks], max(series)])
     headers = ["component", "calls", *[f"turn {t}" for t in marks], "max"]

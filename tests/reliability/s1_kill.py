@@ -96,7 +96,7 @@ def normalise_plan(plan: dict[str, Any], data: Path) -> list[dict[str, Any]]:
 
 
 def kill_then_recover(
-    data: Path, kill_at: str, settle: float = 1.0, on_killed: Callable[[], None] = lambda: None
+    data: Path, kill_at: str, settle: float = 0.0, on_killed: Callable[[], None] = lambda: None
 ) -> dict[str, Any]:
     """Run S1 with the kill point armed, then resume (answering when asked) until the plan ends.
 

@@ -44,7 +44,7 @@ def reference(tmp_path_factory):
     return normalise_plan(done.plan, data)
 
 
-def check_kill_and_recovery(kill_at: str, data, reference, settle: float = 1.0) -> dict:
+def check_kill_and_recovery(kill_at: str, data, reference, settle: float = 0.0) -> dict:
     """Kill at `kill_at`, note what the checkpoint kept, recover, and check the outcome."""
     committed: dict = {}
 

@@ -1,5 +1,5 @@
 """Storage faults the product recovers from today: a briefly locked checkpoint database, a lost
-Chroma directory (search keeps working on SQLite/BM25), a missing offloaded blob.
+Chroma directory (vectors re-sent from SQLite), a missing offloaded blob.
 
 What does not recover yet is in test_pending_product_gaps.py (soak, failing until fixed).
 """
@@ -9,6 +9,8 @@ from __future__ import annotations
 import shutil
 import sqlite3
 import time
+
+import pytest
 
 from memory import BlockMemory, UnknownDataIdError
 from memory.embeddings import embeddings_from_env
@@ -32,14 +34,16 @@ def test_checkpoint_database_locked_briefly_by_another_writer_waits_and_complete
         assert runner.current_plan()["planId"] == outcome.plan["planId"]  # and it was checkpointed
 
 
-def test_lost_chroma_directory_does_not_lose_memory(tmp_path, data_dir):
+def test_lost_chroma_directory_is_rebuilt_from_the_vectors_in_sqlite(tmp_path, data_dir):
     memory, ns, data_id = filled_memory(tmp_path / "mem")
+    before = memory.search(ns, FACT)[0].metadata["cosine"]
     memory.close()
     restart_chroma()
     shutil.rmtree(tmp_path / "mem" / "chroma")
     reopened = BlockMemory(tmp_path / "mem", embeddings_from_env())
     hits = reopened.search(ns, FACT)
-    assert hits and FACT in hits[0].text  # SQLite + BM25 still find it
+    assert hits and FACT in hits[0].text
+    assert before > 0 and hits[0].metadata["cosine"] == pytest.approx(before)  # vector side is back
     assert len(reopened.messages(ns)) == 4
     assert reopened.load(data_id, 0, 20, namespace=ns) == "year,cashflow\n0,0.0\n"
     reopened.close()
