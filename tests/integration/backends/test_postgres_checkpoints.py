@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -10,7 +11,6 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from conftest import cli, cli_env
 
 from plangraph.plan_store import PlanStore
 from plangraph.runner import PlanRunner, UserFacingError
@@ -19,6 +19,19 @@ from tests.support.local_server import free_port
 S1 = "帮我生成一份光伏经济测算报告"
 S1_ANSWER = "地点是杭州余杭区，进行工商业光伏测算，装机容量500kW"
 HELD = str(Path(__file__).resolve().parents[1] / "scenarios" / "hold_step_cli.py")
+
+
+def _cli_env(data_dir: Path, **variables: str) -> dict[str, str]:
+    """The environment of a `plangraph` CLI process: no inherited PLANGRAPH_*, fast embeddings."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PLANGRAPH_")}
+    env.update(PLANGRAPH_DATA_DIR=str(data_dir), PLANGRAPH_EMBEDDINGS="hash", **variables)
+    return env
+
+
+def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """Run `plangraph ARGS` to the end in a fresh Python process."""
+    command = [sys.executable, "-m", "plangraph.cli", *args]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=180)
 
 
 def _events(out: str) -> list[dict]:
@@ -37,9 +50,9 @@ def _checkpoints(url: str, thread_id: str) -> int:
 
 def test_s1_waits_in_one_process_and_resumes_in_another(pg_url, tmp_path):
     data = tmp_path / "data"
-    env = cli_env(data, PLANGRAPH_CHECKPOINT_URL=pg_url, PLANGRAPH_USER_ID="carol")
+    env = _cli_env(data, PLANGRAPH_CHECKPOINT_URL=pg_url, PLANGRAPH_USER_ID="carol")
 
-    first = cli("run", S1, "--conversation", "pg-1", "--json", env=env)
+    first = _cli("run", S1, "--conversation", "pg-1", "--json", env=env)
     assert first.returncode == 3, first.stdout + first.stderr  # waiting for an answer
     asked = _events(first.stdout)
     [interrupt] = [e for e in asked if e["event"] == "interrupt"]
@@ -47,7 +60,7 @@ def test_s1_waits_in_one_process_and_resumes_in_another(pg_url, tmp_path):
     assert _checkpoints(pg_url, "pg-1") > 0
     assert not (data / "checkpoints.sqlite").exists()  # nothing went to the SQLite default
 
-    second = cli("resume", "--conversation", "pg-1", S1_ANSWER, "--json", env=env)
+    second = _cli("resume", "--conversation", "pg-1", S1_ANSWER, "--json", env=env)
     assert second.returncode == 0, second.stdout + second.stderr
     done = _events(second.stdout)
     final = done[-1]
@@ -70,7 +83,7 @@ def test_s1_waits_in_one_process_and_resumes_in_another(pg_url, tmp_path):
 
 def test_killed_mid_plan_resumes_without_rerunning_completed_steps(pg_url, tmp_path):
     data = tmp_path / "data"
-    env = cli_env(data, PLANGRAPH_CHECKPOINT_URL=pg_url)
+    env = _cli_env(data, PLANGRAPH_CHECKPOINT_URL=pg_url)
     run = [sys.executable, HELD, "run", S1, "--conversation", "pg-kill", "--answer", S1_ANSWER, "--json"]
     with subprocess.Popen(run, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
         assert proc.stdout is not None
@@ -82,7 +95,7 @@ def test_killed_mid_plan_resumes_without_rerunning_completed_steps(pg_url, tmp_p
         proc.communicate(timeout=60)
     assert proc.returncode == -signal.SIGKILL
 
-    again = cli("resume", "--conversation", "pg-kill", "--json", env=env)
+    again = _cli("resume", "--conversation", "pg-kill", "--json", env=env)
     assert again.returncode == 0, again.stdout + again.stderr
     events = _events(again.stdout)
     assert [s["status"] for s in events[-1]["plan"]["steps"]] == ["completed"] * 3
