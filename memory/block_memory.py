@@ -295,7 +295,8 @@ class BlockMemory(ReadingMixin):
     def consolidate(self, namespace: str) -> list[str]:
         """Merge runs of old, low-score consecutive blocks into summary lines; returns new ids.
 
-        Blocks stay searchable as they are; a summary only outlines them (see `memory.tiers`).
+        Blocks stay searchable as they are; a summary only outlines them (see `memory.tiers`). Age
+        is measured back from the namespace's newest message.
         Runs automatically every 8th new block of a namespace.
         """
         cutoff = summary_cutoff(self.settings)

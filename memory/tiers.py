@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 
@@ -62,16 +61,9 @@ def strength(importance_: float, age_seconds: float, half_life_days: float) -> f
 
 
 def summary_cutoff(settings: MemorySettings) -> float | None:
-    """Age in seconds beyond which a block's retention `decay(age)` is below `summary_below`.
-
-    None when it never gets there (`summary_below` ≤ `decay_floor`).
-    """
-    floor, below = settings.decay_floor, settings.summary_below
-    if below <= floor:
-        return None
-    if below >= 1.0:
-        return 0.0
-    return -math.log((below - floor) / (1.0 - floor)) / settings.decay_lambda
+    """Age in seconds beyond which an untagged, unimportant block is low-score (None: never)."""
+    days = settings.summary_after_days
+    return None if days <= 0 else days * 86400.0
 
 
 def summary_runs(rows: Sequence[dict], min_blocks: int, max_blocks: int) -> list[list[dict]]:

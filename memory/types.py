@@ -24,8 +24,8 @@ class MemorySettings:
     adjacent pieces merge when their embedding cosine ≥ `merge_threshold`.
     Search: see docs/memory.md ("How relevance and recency combine").
     Short-term summaries: runs of `summary_min_blocks`..`summary_max_blocks` consecutive ordinary
-    blocks whose retention `decay(age)` fell below `summary_below` are merged into one summary
-    line; the newest `summary_lines` of them outline older history in the disclosed window.
+    (untagged, unimportant) blocks older than `summary_after_days` (0 = never) are merged into one
+    summary line; the newest `summary_lines` of them outline older history in the disclosed window.
     """
 
     min_block_messages: int = 3
@@ -41,14 +41,14 @@ class MemorySettings:
     vector_weight: float = 0.7
     multilingual_embeddings: bool = False
     half_life_days: float = 30.0
-    decay_floor: float = 0.6
+    decay_floor: float = 0.9
     critical_boost: float = 2.0
     summary_boost: float = 1.5
     loose_messages: int = 5
     block_list_limit: int = 10
     longterm_half_life_days: float = 180.0
     longterm_min_strength: float = 0.05
-    summary_below: float = 0.7
+    summary_after_days: float = 60.0
     summary_min_blocks: int = 3
     summary_max_blocks: int = 8
     summary_lines: int = 5

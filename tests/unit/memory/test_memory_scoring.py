@@ -35,8 +35,9 @@ def _memory(tmp_path, **settings) -> BlockMemory:
     return memory
 
 
-def test_an_old_fact_that_is_the_only_real_match_still_ranks_first(tmp_path):
-    memory = _memory(tmp_path)  # default decay_floor=0.6, half-life 30 days
+@pytest.mark.parametrize("floor", [0.9, 0.6])  # the default, and a much stronger decay
+def test_an_old_fact_that_is_the_only_real_match_still_ranks_first(tmp_path, floor):
+    memory = _memory(tmp_path, decay_floor=floor)
     hits = memory.search("pv_u_c", "变压器容量多大")
     assert "old_fact" in hits[0].message_ids
     assert hits[0].score == pytest.approx(hits[0].metadata["relevance"] * decay(400 * 86400, memory.settings))
@@ -59,9 +60,10 @@ def test_recency_decides_between_equally_relevant_blocks_and_boosts_apply():
         Candidate("ns", "b_anchor", bm25=2.5, last_at=60 * day, tags=["summary_anchor"]),
     ]
     ranked = rank(cands, "变压器", 60 * day, settings)
-    assert [c.block_id for c in ranked] == ["b_old_critical", "b_new", "b_anchor", "b_old"]
+    assert [c.block_id for c in ranked] == ["b_old_critical", "b_new", "b_old", "b_anchor"]
     assert ranked[0].score == pytest.approx(2.0 * decay(60 * day, settings))
-    assert ranked[2].score == pytest.approx(1.5 * 0.5)  # half the relevance, fresh, ×1.5
+    assert ranked[2].score == pytest.approx(0.9 + 0.1 * 0.25)  # two half-lives old, floor 0.9
+    assert ranked[3].score == pytest.approx(1.5 * 0.5)  # half the relevance, fresh, ×1.5
 
 
 def test_equal_scores_rank_the_same_way_every_time():

@@ -50,8 +50,8 @@ def test_old_plain_runs_become_summary_lines_that_outline_the_window(tmp_path):
     again.close()
 
 
-def test_no_summaries_when_the_threshold_is_below_the_decay_floor(tmp_path):
-    memory = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), summary_below=0.5)
+def test_no_summaries_for_blocks_younger_than_the_setting(tmp_path):
+    memory = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), summary_after_days=365)
     memory.add_messages("pv_u_c", _history())
     assert memory.summaries("pv_u_c") == []
     memory.close()
