@@ -10,11 +10,14 @@ print(outcome.summary, outcome.artifacts)
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import openai
+import psycopg
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
@@ -26,6 +29,13 @@ from nodes.agent_node import TRANSIENT_ERRORS
 from nodes.finalizer import artifacts_of
 from nodes.planner import EMPTY_REQUEST, HUGE_REQUEST, MAX_REQUEST_CHARS
 from plangraph.checkpoint import open_checkpointer
+
+# A service the run depends on failed; the checkpoint is intact and `resume` continues.
+_SERVICE_ERRORS: tuple[type[Exception], ...] = (
+    *TRANSIENT_ERRORS,
+    psycopg.OperationalError,
+    sqlite3.OperationalError,
+)
 
 __all__ = [
     "ConversationNotFoundError",
@@ -196,9 +206,11 @@ class PlanRunner:
             ):
                 if mode == "custom" and on_chunk is not None:
                     on_chunk(chunk)  # type: ignore[arg-type]
-        except TRANSIENT_ERRORS as error:
+        except _SERVICE_ERRORS as error:
+            # The model endpoint, a database or the vector server hiccuped: say which, keep state.
+            service = "模型服务" if isinstance(error, openai.OpenAIError) else "存储或检索服务"
             raise ServiceUnavailableError(
-                f"模型服务暂时不可用（{type(error).__name__}）。进度已保存，服务恢复后运行 "
+                f"{service}暂时不可用（{type(error).__name__}: {str(error)[:120]}）。进度已保存，服务恢复后运行 "
                 f"plangraph resume --conversation {self.context.conversation_id} 继续。",
                 exit_code=1,
             ) from None
