@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
-from langchain_core.messages import AnyMessage, BaseMessage
+from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.utils import ConfigurableFieldSpec
 from langgraph.graph.state import CompiledStateGraph
@@ -37,9 +37,14 @@ __all__ = ["ConversationRunnable", "HttpInput", "HttpOutput", "Backend", "artifa
 
 
 class HttpInput(TypedDict, total=False):
-    """Either `messages` (a new request; the last message is the request) or `resume` (the answer)."""
+    """Either `messages` (a new request; the last message is the request) or `resume` (the answer).
 
-    messages: list[AnyMessage]
+    A message is a dict with `content` and `role` ("user") or `type` ("human"), as chat clients,
+    Studio and LangServe's RemoteRunnable send them. Plain dicts (not `AnyMessage`) so that a
+    malformed message is a 422 from validation, not an error inside LangChain's message parser.
+    """
+
+    messages: list[dict[str, Any]]
     resume: Any
 
 

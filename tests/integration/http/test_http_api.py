@@ -153,6 +153,14 @@ def test_bad_input_is_a_clear_client_error(live):
         unknown = alice.post(
             "/plangraph/invoke", json={"input": {"resume": "x"}}, headers={"X-Conversation-Id": "nope"}
         )
+        not_a_message = alice.post("/plangraph/invoke", json={"input": {"messages": ["hi"]}})
+        chat_style = alice.post(
+            "/plangraph/invoke",
+            json={"input": {"messages": [{"role": "user", "content": S1}]}},
+            headers={"X-Conversation-Id": "chat-style"},
+        )
+    assert not_a_message.status_code == 422 and "Traceback" not in not_a_message.text
+    assert chat_style.status_code == 200 and chat_style.json()["output"]["__interrupt__"]
     assert both.status_code == 422 and "二者之一" in both.json()["detail"]
     assert empty.status_code == 422
     assert no_thread.status_code == 409 and "会话 ID" in no_thread.json()["detail"]
