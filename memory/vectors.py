@@ -121,6 +121,7 @@ class VectorIndex:
         self._model = re.sub(r"[^A-Za-z0-9]", "", type(embeddings).__name__)[:24] or "emb"
         self._collections: dict[tuple[str, int], Any] = {}
         self._counts: dict[tuple[str, int], int] = {}
+        self._max_batch: int | None = None
 
     def _get(self, namespace: str, dim: int) -> Any:
         key = (namespace, dim)
@@ -153,12 +154,22 @@ class VectorIndex:
         if not items:
             return
         dim = len(items[0][2])
-        self._get(namespace, dim).upsert(
-            ids=[vector_key(namespace, b) for b, _, _ in items],
-            embeddings=[v for _, _, v in items],
-            metadatas=[{"ns": namespace, "block_id": b, "todo_id": t} for b, t, _ in items],
-        )
+        col = self._get(namespace, dim)
+        step = self._batch_size()
+        for start in range(0, len(items), step):  # Chroma rejects batches above its maximum
+            part = items[start : start + step]
+            col.upsert(
+                ids=[vector_key(namespace, b) for b, _, _ in part],
+                embeddings=[v for _, _, v in part],
+                metadatas=[{"ns": namespace, "block_id": b, "todo_id": t} for b, t, _ in part],
+            )
         self._counts.pop((namespace, dim), None)
+
+    def _batch_size(self) -> int:
+        if self._max_batch is None:
+            getter = getattr(self.client, "get_max_batch_size", None)
+            self._max_batch = max(1, min(int(getter()) if getter else 1000, 5000))
+        return self._max_batch
 
     def delete(self, namespace: str, block_ids: Sequence[str]) -> None:
         """Forget vectors of these blocks."""

@@ -1,4 +1,5 @@
 import pytest
+from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from memory import BlockMemory, UnknownDataIdError
@@ -150,3 +151,13 @@ def test_lost_vector_store_is_refilled_from_sqlite(tmp_path):
     again.search("a_u_c", "roof")  # … until the namespace is first used
     assert sorted(b for _, b, _ in again._vectors.query(vector, ["a_u_c"], 8)) == sorted(block_ids)
     again.close()
+
+
+def test_vector_batches_larger_than_chromas_maximum_are_split(tmp_path):
+    from memory.vectors import VectorIndex, chroma_client
+
+    client = chroma_client(tmp_path / "chroma")
+    index = VectorIndex(client, DeterministicFakeEmbedding(size=4))
+    n = client.get_max_batch_size() + 7  # one add_messages call may close thousands of blocks
+    index.upsert("a_u_c", [(f"b_{i}", "main", [1.0, float(i % 5), 0.0, 1.0]) for i in range(n)])
+    assert index.count("a_u_c", 4) == n
