@@ -19,6 +19,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from plangraph.errors import UserFacingError
+
 __all__ = ["open_checkpointer", "redact_url"]
 
 _SETUP_LOCK_KEY = 0x706C616E67  # "plang": one advisory lock id for plangraph's schema set-up
@@ -36,8 +38,6 @@ def redact_url(url: str) -> str:
 
 
 def _user_error(message: str, exit_code: int) -> Exception:
-    from plangraph.runner import UserFacingError  # lazy: runner imports this module
-
     return UserFacingError(message, exit_code=exit_code)
 
 

@@ -8,10 +8,13 @@ import logging
 import sys
 import uuid
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from plangraph import server, waiting
-from plangraph.runner import PlanRunner, RunOutcome, UserFacingError
+from plangraph.errors import UserFacingError
+
+if TYPE_CHECKING:
+    from plangraph.runner import PlanRunner, RunOutcome
 
 __all__ = ["main"]
 
@@ -122,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     if conversation is None:
         printer.event("error", message="请用 --conversation 指定会话。")
         return EXIT_USAGE
+    from plangraph.runner import PlanRunner  # heavy (graph, agents, models): only for these commands
+
     try:
         with PlanRunner.open(user_id=args.user, conversation_id=conversation) as runner:
             if args.command == "plan":

@@ -29,6 +29,12 @@ from nodes.agent_node import TRANSIENT_ERRORS
 from nodes.finalizer import artifacts_of
 from nodes.planner import EMPTY_REQUEST, HUGE_REQUEST, MAX_REQUEST_CHARS
 from plangraph.checkpoint import open_checkpointer
+from plangraph.errors import (
+    ConversationNotFoundError,
+    ConversationStateError,
+    ServiceUnavailableError,
+    UserFacingError,
+)
 
 # A service the run depends on failed; the checkpoint is intact and `resume` continues.
 _SERVICE_ERRORS: tuple[type[Exception], ...] = (
@@ -45,26 +51,6 @@ __all__ = [
     "ServiceUnavailableError",
     "UserFacingError",
 ]
-
-
-class UserFacingError(Exception):
-    """A problem to show the user (in Chinese) instead of a traceback; nothing was changed."""
-
-    def __init__(self, message: str, exit_code: int = 2) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
-
-
-class ConversationNotFoundError(UserFacingError):
-    """The conversation has no saved state (wrong id, or another user's)."""
-
-
-class ConversationStateError(UserFacingError):
-    """The request does not fit the conversation's state (nothing waiting, or an answer is missing)."""
-
-
-class ServiceUnavailableError(UserFacingError):
-    """A transient failure of the model service; progress is saved and the run can be resumed."""
 
 
 @dataclass

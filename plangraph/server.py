@@ -12,7 +12,7 @@ import socket
 import sys
 from typing import TYPE_CHECKING, Any
 
-from plangraph.runner import UserFacingError
+from plangraph.errors import UserFacingError
 
 if TYPE_CHECKING:
     from fastapi import FastAPI

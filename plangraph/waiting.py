@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from graphs.context import Context
+from plangraph.errors import UserFacingError
 from plangraph.plan_store import PlanStore, open_plan_store
-from plangraph.runner import UserFacingError
 
 __all__ = [
     "HOOK_ENV",
