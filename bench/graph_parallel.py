@@ -136,6 +136,9 @@ One plan of {args.steps} independent steps; step i sleeps 0.20 + 0.05·i s, so t
 executor, checkpoints, finalizer); wall − fixed ≈ the longest step means the steps overlapped. Without `max_concurrency` in the
 run config, LangGraph runs sync nodes on a thread pool of min(32, cores + 4) workers — 6 on this
 2-core machine — so 8 steps cannot all start at once; the last rows pass `max_concurrency=16`.
+That fixes the sync path (wall − fixed ≈ the longest step); the async path runs sync nodes on the
+event loop's default executor (also 6 workers), which `max_concurrency` does not resize — async
+agent nodes, or a larger `loop.set_default_executor(...)`, would.
 
 {text}
 """,
