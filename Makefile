@@ -49,7 +49,6 @@ docs: install
 clean:
 	rm -rf $(VENV) .plangraph .plangraph-demo .pytest_cache .mypy_cache .ruff_cache
 
-# Failure injection that takes minutes (full SIGKILL matrix, long fuzzing) and the pending tests
-# for product gaps (they fail until fixed; see docs/reliability.md).
+# Failure injection that takes minutes (full SIGKILL matrix, long fuzzing); see docs/reliability.md.
 soak: install
 	$(BIN)/pytest -q -p no:cacheprovider -m soak tests/reliability

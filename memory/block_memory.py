@@ -34,7 +34,7 @@ from memory.tiers import (
     summary_text,
 )
 from memory.tokens import count_message_tokens, count_tokens
-from memory.types import Block, MemorySettings
+from memory.types import Block, MemorySettings, memory_namespace
 from memory.vectors import VectorIndex, chroma_client
 
 __all__ = ["BlockMemory"]
@@ -103,7 +103,7 @@ class BlockMemory(ReadingMixin):
 
         Registration links the namespace to its user, which enables the user's long-term tier.
         """
-        namespace = f"{agent_name}_{user_id}_{conversation_id}"
+        namespace = memory_namespace(agent_name, user_id, conversation_id)
         if namespace not in self._registered:
             self.register_namespace(namespace, user_id, conversation_id, agent_name)
         return namespace

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "memory_namespace",
     "Block",
     "BlockHit",
     "MemorySettings",
@@ -113,3 +114,17 @@ class UnknownBlockError(KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else "unknown block id"
+
+
+def memory_namespace(agent_name: str, user_id: str, conversation_id: str) -> str:
+    """Key of an agent's chat memory: `{agentName}_{userId}_{conversationId}` (not tied to a plan).
+
+    `%` and `_` inside the user and conversation ids are escaped (`%25`, `%5F`), so the last two
+    `_` always delimit them: user "a_b" + conversation "c" and user "a" + conversation "b_c" get
+    different namespaces (agent names may contain `_`; they come from the registry).
+    """
+    return f"{agent_name}_{_escape_id(user_id)}_{_escape_id(conversation_id)}"
+
+
+def _escape_id(value: str) -> str:
+    return value.replace("%", "%25").replace("_", "%5F")

@@ -8,15 +8,25 @@ back to downloading its own default model.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
+import sqlite3
+import time
 from collections.abc import Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 from langchain_core.embeddings import Embeddings
 
-__all__ = ["VectorIndex", "chroma_client", "vector_key"]
+__all__ = ["VectorIndex", "VectorStoreError", "chroma_client", "vector_key"]
+
+log = logging.getLogger("plangraph.memory")
+
+
+class VectorStoreError(RuntimeError):
+    """The vector store cannot be opened; the message says what to do."""
 
 
 def chroma_client(chroma_dir: Path, url: str | None = None) -> Any:
@@ -48,7 +58,42 @@ def chroma_client(chroma_dir: Path, url: str | None = None) -> Any:
                 "vectors in the data dir."
             ) from None
     chroma_dir.mkdir(parents=True, exist_ok=True)
-    return chromadb.PersistentClient(path=str(chroma_dir), settings=settings)
+    _set_aside_if_corrupt(chroma_dir)
+    try:
+        return chromadb.PersistentClient(path=str(chroma_dir), settings=settings)
+    except Exception as error:  # noqa: BLE001 - chromadb raises many types for a damaged directory
+        raise VectorStoreError(
+            f"Chroma 向量目录 {chroma_dir} 无法打开（{type(error).__name__}: {str(error)[:160]}）。"
+            f"删除或移走这个目录后重试：其中的向量可以重建（记忆向量保存在 SQLite 中，知识库会重新索引）。"
+        ) from error
+
+
+def _set_aside_if_corrupt(chroma_dir: Path) -> None:
+    """Move a Chroma directory whose SQLite file is not a database to `<dir>.corrupt-<time>`.
+
+    Checked with Python's sqlite3 before chromadb touches it: once chromadb has failed on a path,
+    it cannot open a fresh directory at that path in the same process. Everything in it can be
+    rebuilt: block vectors are kept in SQLite and re-sent on first use, the knowledge index
+    re-reads its documents.
+    """
+    database = chroma_dir / "chroma.sqlite3"
+    if not database.exists():
+        return
+    try:
+        with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as conn:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError:
+        return  # busy or locked by a live process: not damage
+    except sqlite3.DatabaseError as error:  # "file is not a database", "disk image is malformed"
+        aside = chroma_dir.with_name(f"{chroma_dir.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+        chroma_dir.rename(aside)
+        chroma_dir.mkdir(parents=True)
+        log.warning(
+            "Chroma directory %s is damaged (%s); moved it to %s and started a new one (vectors are rebuilt)",
+            chroma_dir,
+            error,
+            aside,
+        )
 
 
 def vector_key(namespace: str, block_id: str) -> str:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from memory.types import memory_namespace
 from tools.contracts import AgentExecResult
 
 if TYPE_CHECKING:
@@ -24,11 +25,6 @@ log = logging.getLogger("plangraph.executor")
 REFLECTION_FACTS = (
     "用户需求：{query}\n本步骤任务：{requirement}\n刚执行完的工具：{tool}\n工具输出（节选）：\n{output}"
 )
-
-
-def memory_namespace(agent_name: str, user_id: str, conversation_id: str) -> str:
-    """Key of an agent's chat memory: `{agentName}_{userId}_{conversationId}` (not tied to a plan)."""
-    return f"{agent_name}_{user_id}_{conversation_id}"
 
 
 class AgentMemory(Protocol):

@@ -37,6 +37,20 @@ def redact_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
+def _sqlite_timeout() -> float:
+    """Seconds a write waits for another process's lock on the SQLite file (PLANGRAPH_SQLITE_TIMEOUT)."""
+    raw = os.environ.get("PLANGRAPH_SQLITE_TIMEOUT", "").strip() or "30"
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= 3600:
+        raise _user_error(
+            f"PLANGRAPH_SQLITE_TIMEOUT={raw!r} 无效：请给出 0 到 3600 之间的秒数（默认 30）。", exit_code=2
+        )
+    return seconds
+
+
 def _user_error(message: str, exit_code: int) -> Exception:
     return UserFacingError(message, exit_code=exit_code)
 
@@ -95,7 +109,9 @@ def open_checkpointer(data_dir: Path, url: str | None = None) -> Iterator[BaseCh
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     data_dir.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(data_dir / "checkpoints.sqlite", check_same_thread=False, timeout=30)
+    conn = sqlite3.connect(
+        data_dir / "checkpoints.sqlite", check_same_thread=False, timeout=_sqlite_timeout()
+    )
     conn.execute("PRAGMA journal_mode=WAL")
     try:
         saver = SqliteSaver(conn)

@@ -20,11 +20,12 @@ import openai
 import psycopg
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command
+from langgraph.types import Command, StateSnapshot
 
 from graphs.context import Context
 from graphs.main import build_graph
 from graphs.state import InputState, OutputState, State
+from memory.vectors import VectorStoreError
 from nodes.agent_node import TRANSIENT_ERRORS
 from nodes.finalizer import artifacts_of
 from nodes.planner import EMPTY_REQUEST, HUGE_REQUEST, MAX_REQUEST_CHARS
@@ -63,6 +64,33 @@ class RunOutcome:
     artifacts: list[str] = field(default_factory=list)
 
 
+OWNER_KEY = "plangraph_user"
+_INT64 = range(-(2**63), 2**63)
+
+
+def _checked_answer(answer: Any) -> Any:
+    """`answer` if ask_user can use it and the checkpointer can store it; else a UserFacingError."""
+    from nodes.ask_user import InvalidResumeError, parse_resume
+
+    try:
+        parse_resume(answer)
+    except InvalidResumeError as error:
+        raise UserFacingError(
+            f"无法使用这个回答（{error}）：请用文字回答问题，或给出 JSON 对象形式的输入字段。"
+        ) from None
+    stack = [answer]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, list | tuple):
+            stack.extend(value)
+        elif isinstance(value, int) and not isinstance(value, bool) and value not in _INT64:
+            raise UserFacingError("回答中有超出范围的整数（须在 ±2⁶³ 以内）：请改正后重新回答。")
+    return answer
+
+
 class PlanRunner:
     """One conversation of one user on a compiled, checkpointed graph."""
 
@@ -75,7 +103,13 @@ class PlanRunner:
         """`thread_id` defaults to the conversation id (the HTTP server namespaces it per user)."""
         self.graph = graph
         self.context = context
-        self.config: RunnableConfig = {"configurable": {"thread_id": thread_id or context.conversation_id}}
+        # The owner goes into every checkpoint's metadata: another user id on the same
+        # conversation id is told the conversation does not exist (the CLI's thread id is the
+        # conversation id alone; the HTTP server also namespaces thread ids per user).
+        self.config: RunnableConfig = {
+            "configurable": {"thread_id": thread_id or context.conversation_id},
+            "metadata": {OWNER_KEY: context.user_id},
+        }
 
     @classmethod
     @contextmanager
@@ -106,6 +140,10 @@ class PlanRunner:
 
     def run_input(self, request: str) -> dict[str, Any]:
         """The graph input for `request`; raises UserFacingError when it is empty or too long."""
+        if not self._owns(self.graph.get_state(self.config)):
+            raise UserFacingError(
+                f"会话 ID {self.context.conversation_id} 已被其他用户使用：请换一个会话 ID 开始新的会话。"
+            )
         text = (request or "").strip()
         if not text:
             raise UserFacingError(EMPTY_REQUEST)
@@ -117,7 +155,7 @@ class PlanRunner:
         """The graph input that resumes the conversation; raises when `answer` does not fit its state."""
         state = self.graph.get_state(self.config)
         conv = self.context.conversation_id
-        if not state.values and not state.next:
+        if (not state.values and not state.next) or not self._owns(state):
             raise ConversationNotFoundError(
                 f"找不到会话 {conv}：请检查会话 ID，或用 plangraph run 开始新的会话。"
             )
@@ -126,7 +164,7 @@ class PlanRunner:
                 raise ConversationStateError(
                     f"会话 {conv} 正在等待回答：{state.interrupts[0].value['question']}"
                 )
-            return Command(resume=answer)
+            return Command(resume=_checked_answer(answer))
         if state.next or state.tasks:  # tasks: a step finished but the run died before the next checkpoint
             if answer is not None:
                 raise ConversationStateError(
@@ -136,8 +174,14 @@ class PlanRunner:
         raise ConversationStateError(f"会话 {conv} 没有等待回答的问题，计划已经结束。")
 
     def current_plan(self) -> dict[str, Any] | None:
-        """The conversation's newest plan (None before the first request)."""
-        return self.graph.get_state(self.config).values.get("plan")
+        """The conversation's newest plan (None before the first request, or another user's)."""
+        state = self.graph.get_state(self.config)
+        return state.values.get("plan") if self._owns(state) else None
+
+    def _owns(self, state: StateSnapshot) -> bool:
+        """True unless the conversation's checkpoints name another user as its owner."""
+        owner = (state.metadata or {}).get(OWNER_KEY)
+        return owner is None or owner == self.context.user_id
 
     def render_plan(self, fmt: str, output: str | None = None, step: int | None = None) -> str:
         """The current plan (or step `step`'s internal plan) as JSON or DOT; svg/png go to `output`."""
@@ -194,10 +238,18 @@ class PlanRunner:
                     on_chunk(chunk)  # type: ignore[arg-type]
         except _SERVICE_ERRORS as error:
             # The model endpoint, a database or the vector server hiccuped: say which, keep state.
-            service = "模型服务" if isinstance(error, openai.OpenAIError) else "存储或检索服务"
             raise ServiceUnavailableError(
-                f"{service}暂时不可用（{type(error).__name__}: {str(error)[:120]}）。进度已保存，服务恢复后运行 "
-                f"plangraph resume --conversation {self.context.conversation_id} 继续。",
+                f"{_service_name(error)}暂时不可用（{type(error).__name__}: {str(error)[:120]}）。进度已保存，"
+                f"服务恢复后运行 plangraph resume --conversation {self.context.conversation_id} 继续。",
+                exit_code=1,
+            ) from None
+        except VectorStoreError as error:
+            raise UserFacingError(str(error), exit_code=1) from None
+        except openai.APIStatusError as error:  # 4xx: retrying the same request cannot help
+            raise UserFacingError(
+                f"模型服务拒绝了请求（HTTP {error.status_code}）：请检查 OPENAI_API_KEY、OPENAI_BASE_URL 和 "
+                f"PLANGRAPH_MODEL。进度已保存，修正后运行 plangraph resume --conversation "
+                f"{self.context.conversation_id} 继续。",
                 exit_code=1,
             ) from None
         state = self.graph.get_state(self.config)
@@ -210,3 +262,20 @@ class PlanRunner:
             summary=state.values.get("summary", ""),
             artifacts=artifacts_of(plan) if plan else [],
         )
+
+
+_SQLITE_BUSY_CODES = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
+
+
+def _service_name(error: Exception) -> str:
+    """Which service `error` came from, as the user knows it."""
+    if isinstance(error, openai.OpenAIError):
+        return "模型服务"
+    if isinstance(error, sqlite3.OperationalError):
+        code = getattr(error, "sqlite_errorcode", None)
+        if code is not None and code & 0xFF in _SQLITE_BUSY_CODES:
+            return "检查点数据库（正被其他进程占用）"
+        return "检查点数据库"
+    if isinstance(error, psycopg.OperationalError):
+        return "检查点数据库（PostgreSQL）"
+    return "存储或检索服务"

@@ -95,4 +95,12 @@ def artifact_path(ctx: StepContext, kind: str, suffix: str) -> Path:
 
 
 def _safe(name: str) -> str:
-    return re.sub(r"[^\w.-]", "_", name) or "_"
+    """One path component per id; different ids give different names.
+
+    Word characters and `-` stay, every other character (and a leading dot) becomes %XX of its UTF-8 bytes, so `..`, `/` or
+    `a/b` vs `a_b` can neither leave the artifact folder nor share a folder.
+    """
+    encoded = re.sub(r"[^\w.-]", lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), name)
+    if encoded.startswith("."):
+        encoded = "%2E" + encoded[1:]
+    return encoded or "%"

@@ -8,7 +8,7 @@ import httpx
 import openai
 import pytest
 
-from plangraph.runner import PlanRunner, ServiceUnavailableError
+from plangraph.runner import PlanRunner, ServiceUnavailableError, UserFacingError
 
 
 def _failing(error: Exception):
@@ -19,10 +19,17 @@ def _failing(error: Exception):
     return stream
 
 
+def _locked() -> sqlite3.OperationalError:
+    error = sqlite3.OperationalError("database is locked")
+    error.sqlite_errorcode = sqlite3.SQLITE_BUSY  # type: ignore[attr-defined] - set by sqlite3 itself
+    return error
+
+
 @pytest.mark.parametrize(
     ("error", "service"),
     [
-        (sqlite3.OperationalError("database is locked"), "存储或检索服务"),
+        (sqlite3.OperationalError("unable to open database file"), "检查点数据库"),
+        (_locked(), "检查点数据库（正被其他进程占用）"),
         (ConnectionError("Could not connect to a Chroma server"), "存储或检索服务"),
         (openai.APIConnectionError(request=httpx.Request("POST", "http://127.0.0.1:9/v1")), "模型服务"),
     ],
@@ -43,3 +50,19 @@ def test_a_programming_error_is_not_disguised_as_an_outage(data_dir, monkeypatch
         monkeypatch.setattr(runner.graph, "stream", _failing(KeyError("plan")))
         with pytest.raises(KeyError):
             runner.run("帮我生成一份光伏经济测算报告")
+
+
+@pytest.mark.parametrize("status", [400, 401, 404])
+def test_a_model_endpoint_rejecting_the_request_names_the_status_and_the_settings(
+    data_dir, monkeypatch, status
+):
+    request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+    error = openai.APIStatusError("rejected", response=httpx.Response(status, request=request), body=None)
+    with PlanRunner.open(user_id="u", conversation_id="rej") as runner:
+        monkeypatch.setattr(runner.graph, "stream", _failing(error))
+        with pytest.raises(UserFacingError) as failure:
+            runner.run("帮我生成一份光伏经济测算报告")
+    message = str(failure.value)
+    assert message.startswith(f"模型服务拒绝了请求（HTTP {status}）")
+    assert "OPENAI_API_KEY" in message and "plangraph resume --conversation rej" in message
+    assert failure.value.exit_code == 1
