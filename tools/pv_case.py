@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from nodes.step import last_tool_call
 from tools.pv_economics import simulate
 from tools.pv_inputs import merge_fields, parse_fields
+from tools.pv_model_fields import fill_with_model
 from tools.pv_resolve import MODEL_FIELDS, Resolution, resolve_inputs
 
 if TYPE_CHECKING:
@@ -31,10 +32,16 @@ FIELD_KEYS = frozenset(MODEL_FIELDS) | {
 
 
 def gather_fields(ctx: StepContext, strip: Callable[[str], str] = lambda text: text) -> dict[str, Any]:
-    """Fields the user stated for this step: plan context first, then request, requirement, answers."""
+    """Fields the user stated for this step: plan context first, then request, requirement, answers.
+
+    With a chat model, the model may fill what the parser could not read (`tools.pv_model_fields`).
+    """
     fields = {k: v for k, v in ctx.plan_context.items() if k in FIELD_KEYS}
-    for text in ctx.texts():
-        fields = merge_fields(fields, parse_fields(strip(text)))
+    texts = [strip(text) for text in ctx.texts()]
+    for text in texts:
+        fields = merge_fields(fields, parse_fields(text))
+    if ctx.model is not None:
+        fields = fill_with_model(ctx.model, texts, fields, ctx.emit)
     return fields
 
 
