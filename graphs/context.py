@@ -49,6 +49,14 @@ class Context:
         },
     )
 
+    state_messages: int = field(
+        default_factory=lambda: int(os.environ.get("PLANGRAPH_STATE_MESSAGES", "20")),
+        metadata={
+            "description": "Chat messages kept in the graph state after a run (env PLANGRAPH_STATE_MESSAGES); "
+            "older ones live in the planner's block memory and are found by search. 0 keeps all."
+        },
+    )
+
     @property
     def data_path(self) -> Path:
         """`data_dir` as a resolved path (created on demand)."""

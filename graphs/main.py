@@ -24,7 +24,7 @@ from nodes.finalizer import finalizer
 from nodes.model_planner import PLANNER_PROMPT
 from nodes.planner import make_planner
 from nodes.registry import AgentSpec, agents
-from nodes.remember import remember
+from nodes.remember import remember, remember_answer
 
 __all__ = ["build_graph", "builder", "graph", "make_builder"]
 
@@ -45,7 +45,7 @@ def make_builder(
     b.add_node("executor", executor, destinations=(*specs, "ask_user", "finalizer", "executor"))
     b.add_node("ask_user", make_ask_user(specs), destinations=("executor", "ask_user"))
     b.add_node("finalizer", finalizer, retry_policy=MODEL_RETRY)
-    b.add_node("remember_answer", remember)
+    b.add_node("remember_answer", remember_answer)
     for name, spec in specs.items():
         b.add_node(name, make_agent_node(spec), retry_policy=STEP_RETRY)
         b.add_edge(name, "executor")

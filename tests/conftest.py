@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import os
+import warnings
 
 import pytest
 
@@ -30,3 +32,17 @@ def data_dir(tmp_path, monkeypatch):
     monkeypatch.delenv("PLANGRAPH_CHECKPOINT_URL", raising=False)
     monkeypatch.delenv("PLANGRAPH_CHROMA_URL", raising=False)
     return path
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _collect_abandoned_connections():
+    """After each test module, collect the client sockets its tests left to the garbage collector.
+
+    Fault tests (timeouts, truncated streams, servers stopped under a client) abandon HTTP
+    responses mid-stream; their sockets close only when garbage-collected, which otherwise
+    happens during some later test and fails it with an unraisable ResourceWarning.
+    """
+    yield
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        gc.collect()

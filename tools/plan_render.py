@@ -77,10 +77,10 @@ def render(dot_text: str, fmt: Format = "svg", timeout: float = 30.0) -> bytes:
     """The plan drawn as `fmt` ("svg" or "png") by Graphviz `dot`, within `timeout` seconds."""
     if fmt not in ("svg", "png"):
         raise ValueError(f"unsupported format {fmt!r}; use 'svg' or 'png'")
+    source = styled_dot(dot_text).encode("utf-8")  # bad DOT is reported before looking for Graphviz
     binary = shutil.which("dot")
     if binary is None:
         raise GraphvizMissingError(f"Graphviz `dot` was not found on PATH; {INSTALL_HINT}")
-    source = styled_dot(dot_text).encode("utf-8")
     try:
         done = subprocess.run(
             [binary, f"-T{fmt}"], input=source, capture_output=True, timeout=timeout, check=False

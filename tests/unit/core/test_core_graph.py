@@ -132,3 +132,22 @@ def test_step_the_user_already_has_is_dropped(saver):
     state, _ = _run(graph, {"messages": [{"role": "user", "content": "已有城市信息，查询城市然后汇总"}]})
     assert [s["agentName"] for s in state.values["plan"]["steps"]] == ["use_dep"]
     assert state.values["plan"]["steps"][0]["dependsOn"] == []
+
+
+def test_state_keeps_a_window_of_messages_and_memory_keeps_them_all(saver):
+    from memory import open_memory
+    from nodes.step import memory_namespace
+
+    graph = build_graph(checkpointer=saver, specs=SPECS, templates=TEMPLATES)
+    config = {"configurable": {"thread_id": "long"}}
+    context = Context(user_id="u1", state_messages=6)
+    for turn in range(6):
+        payload = {"messages": [{"role": "user", "content": f"并行会合 第{turn}轮 marker{turn}"}]}
+        graph.invoke(payload, config, context=context)
+    messages = graph.get_state(config).values["messages"]
+    assert len(messages) == 6 and "marker5" in messages[-2].content  # the newest 3 turns
+    assert not any("marker0" in str(m.content) for m in messages)
+    memory = open_memory(context.data_path)
+    kept = memory.messages(memory_namespace("planner", "u1", "long"))
+    assert [t for t in range(6) if any(f"marker{t}" in str(m.content) for m in kept)] == list(range(6))
+    assert "marker0" in memory.search(memory_namespace("planner", "u1", "long"), "marker0")[0].text
