@@ -129,6 +129,7 @@ def main() -> None:
     if args.child:
         child(Path(args.child), args.repeat)
         return
+    load = os.getloadavg()[0]
     work = Path(tempfile.mkdtemp(prefix="plangraph-bench-resume-"))
     for conversation in ["warm", *(f"{p}{i}" for p in ("c", "own") for i in range(args.repeat))]:
         RAN.clear()
@@ -166,10 +167,11 @@ Plan work → work → ask → work → work (chain, 50 ms per step); steps 0–
 A new process opens the same SQLite checkpoint file and compiles the graph once, resumes one
 conversation as warm-up, then times `PlanRunner.resume(answer)` on {args.repeat} others, each its
 own PlanRunner on the shared graph (as an app embedding plangraph or `plangraph serve` does). The
-"graph compiled just before" row builds a graph per conversation instead (the first run of a
-compiled graph pays one-off set-up; the CLI pays it once per command, next to its imports). In
-every resume exactly steps 2, 3, 4 ran (recorded by the agents), nothing before the question ran
-again.
+"graph compiled just before" row builds a graph per conversation instead (as the CLI does once
+per command, next to its imports). In every resume exactly steps 2, 3, 4 ran (recorded by the
+agents), nothing before the question ran again. 1-minute load average when the run started:
+{load:.2f} — the overhead is sensitive to it (an earlier run with other jobs on the machine gave
+94 ms).
 
 {text}
 

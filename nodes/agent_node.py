@@ -14,7 +14,7 @@ from graphs.context import Context, resolve_context
 from graphs.state import StepInput
 from nodes.ep import start_ep
 from nodes.registry import AgentSpec
-from nodes.services import agent_memory, block_memory, chat_model
+from nodes.services import agent_memory, agent_window, block_memory, chat_model
 from nodes.step import StepContext
 from tools.contracts import AgentExecResult
 
@@ -63,6 +63,7 @@ def make_agent_node(spec: AgentSpec):  # noqa: ANN201 - a LangGraph node functio
             memory_of=lambda name: agent_memory(ctx, name),
             offload=memory.offload,
             ep=start_ep(spec, plan["planId"], seq, step["result"], plan["context"]),
+            window=lambda prompt, request: agent_window(ctx, spec.name, prompt, request),
         )
         log.info("step %s (%s) starting; plan %s", seq, spec.name, plan["planId"])
         try:

@@ -104,7 +104,7 @@ def _compose(
     if not sources:
         return not_found_answer(question, terms, index.size), []
     if ctx.model is not None:
-        answered = answer_with_model(ctx.model, question, sources)
+        answered = answer_with_model(ctx.model, question, sources, ctx.prompt)
         if answered is not None and not answered[1]:
             return not_found_answer(question, terms, index.size), []
         if answered is not None:

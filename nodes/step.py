@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from memory.types import memory_namespace
 from tools.contracts import AgentExecResult
@@ -98,6 +98,18 @@ class StepContext:
     memory_of: Callable[[str], AgentMemory] | None = None
     offload: Callable[[str], str] | None = None
     ep: EPTracker | None = None
+    window: Callable[[str, str], list[BaseMessage]] | None = None
+
+    def prompt(self, system_prompt: str, request: str) -> list[BaseMessage]:
+        """Messages for one model call of this agent, ending with `request`.
+
+        Its disclosed memory window (one system message, latest block, loose messages, then
+        `request`, within the token budget), or just the system prompt and `request` when the
+        step runs without block memory.
+        """
+        if self.window is None:
+            return [SystemMessage(system_prompt), HumanMessage(request)]
+        return self.window(system_prompt, request)
 
     def texts(self) -> list[str]:
         """The user's words for this step, oldest first: request, step requirement, answers."""

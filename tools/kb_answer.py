@@ -8,10 +8,10 @@ the same numbered passages (prompt from seeds/001), and its citations are checke
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from tools.kb_search import KbHit
 
@@ -67,7 +67,10 @@ def not_found_answer(question: str, terms: Sequence[str], documents: int) -> str
 
 
 def answer_with_model(
-    model: BaseChatModel, question: str, hits: Sequence[KbHit]
+    model: BaseChatModel,
+    question: str,
+    hits: Sequence[KbHit],
+    prompt: Callable[[str, str], list[BaseMessage]] | None = None,
 ) -> tuple[str, list[int]] | None:
     """The model's answer with only valid citations kept, and the source numbers it cited.
 
@@ -78,9 +81,15 @@ def answer_with_model(
         f"[{i}] 《{h.passage.title}》（来源：{h.passage.source}）\n{h.passage.text}"
         for i, h in enumerate(hits, 1)
     )
-    reply = model.invoke(
-        [SystemMessage(KB_ANSWER_PROMPT), HumanMessage(f"检索内容：\n{material}\n\n问题：{question}")]
+    request = f"检索内容：\n{material}\n\n问题：{question}"
+    # `prompt` (the agent's disclosed memory window) lets a follow-up question see the earlier
+    # exchange; without it the call sees only the sources and the question.
+    messages = (
+        prompt(KB_ANSWER_PROMPT, request)
+        if prompt
+        else [SystemMessage(KB_ANSWER_PROMPT), HumanMessage(request)]
     )
+    reply = model.invoke(messages)
     text = reply.text.strip()
     valid = range(1, len(hits) + 1)
     cited = sorted({int(n) for n in _CITATION.findall(text) if int(n) in valid})

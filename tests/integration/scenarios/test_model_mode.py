@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from plangraph.runner import PlanRunner, UserFacingError
@@ -90,3 +92,33 @@ def test_dead_model_endpoint_is_a_clear_error_and_keeps_state(model_env, data_di
                 runner.run("分布式光伏余电上网电价怎么定？")
             state = runner.graph.get_state(runner.config)
             assert state.next == ("planner",)  # the request is kept; `plangraph resume` retries it
+
+
+def test_the_knowledge_model_call_sees_its_disclosed_memory_window(model_env, data_dir, monkeypatch):
+    from tools.kb_answer import KB_ANSWER_PROMPT
+
+    monkeypatch.setenv("PLANGRAPH_TOKEN_BUDGET", "1500")
+
+    def respond(body):
+        if not _not_planner(body):
+            return reply_tool_call("create_plan", KNOWLEDGE_PLAN)
+        return reply_text("根据资料[1]，余电上网电量按当地燃煤基准价结算。")
+
+    with ScriptedOpenAIServer([], responder=respond) as server:
+        model_env(server)
+        with PlanRunner.open(user_id="u", conversation_id="kbw") as runner:
+            runner.run("分布式光伏余电上网电价怎么定？")
+            runner.run("那户用光伏可以选择哪些上网模式？")
+        answers = [r for r in server.requests if r["messages"][0]["content"].startswith(KB_ANSWER_PROMPT)]
+    assert len(answers) == 2
+    first, second = ([json.dumps(m, ensure_ascii=False) for m in body["messages"]] for body in answers)
+    for body in answers:
+        assert len(_role(body, "system")) == 1
+        assert body["messages"][-1]["role"] == "user" and "检索内容" in body["messages"][-1]["content"]
+    assert not any("分布式光伏余电上网电价怎么定" in c for c in first[1:-1])  # nothing earlier yet
+    assert any("分布式光伏余电上网电价怎么定" in c for c in second[1:-1])  # the earlier exchange, from memory
+    from tests.support.openai_server import count_tokens
+
+    assert all(
+        sum(4 + count_tokens(m.get("content") or "") for m in body["messages"]) <= 1500 for body in answers
+    )
