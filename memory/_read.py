@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import heapq
 import json
 from collections.abc import Callable
 from typing import Any
@@ -57,10 +56,7 @@ class ReadingMixin:
         for ns in scopes:
             state = self._state(ns)
             with state.lock:
-                scores = state.block_scores(terms, todo_id)
-                for bid, score in heapq.nlargest(
-                    self.settings.candidates, scores.items(), key=lambda kv: kv[1]
-                ):
+                for bid, score in state.block_scores(terms, todo_id, self.settings.candidates).items():
                     # Okapi idf is negative for terms in most documents of a tiny corpus; a match
                     # must still count as evidence, so clamp to a small positive value.
                     cands[(ns, str(bid))] = Candidate(ns, str(bid), bm25=max(score, 1e-3))

@@ -67,8 +67,8 @@ class NamespaceState:
         for i in range(self.pieces_of.pop(block_id, 0)):
             self.bm25.remove((block_id, i))
 
-    def block_scores(self, terms: list[str], todo_id: str | None = None) -> dict[str, float]:
-        """BM25 score of each matching block: its best closure's score."""
+    def block_scores(self, terms: list[str], todo_id: str | None = None, limit: int = 8) -> dict[str, float]:
+        """BM25 score of the `limit` best matching blocks, best first: each scores as its best closure."""
         keys = None
         if todo_id is not None:
             keys = {
@@ -77,12 +77,8 @@ class NamespaceState:
                 if t == todo_id
                 for i in range(self.pieces_of.get(b, 0))
             }
-        best: dict[str, float] = {}
-        for key, score in self.bm25.scores(terms, keys).items():
-            block_id = str(key[0])  # type: ignore[index]
-            if score > best.get(block_id, float("-inf")):
-                best[block_id] = score
-        return best
+        best = self.bm25.best_by(terms, limit, lambda key: str(key[0]), keys)  # type: ignore[index]
+        return {str(block_id): score for block_id, score in best.items()}
 
 
 def piece_terms(stored: list) -> list[list[str]]:

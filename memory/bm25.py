@@ -3,16 +3,22 @@
 rank_bm25 rescans every document per query and cannot add one; this index keeps postings, document
 lengths and a histogram of document frequencies, so adding or removing a document is
 O(its terms) and the average idf (needed for Okapi's negative-idf floor) is O(distinct df values).
+Scoring is vectorised: each document has a slot, a term's posting is cached as numpy arrays of
+slots and term frequencies (rebuilt only after that term's posting changed), and a query adds
+each term's contribution into one dense array (bench/memory_latency.py: see docs/memory.md).
 """
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections import Counter
-from collections.abc import Collection, Hashable, Iterable, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
+
+import numpy as np
 
 __all__ = ["IncrementalBM25"]
+
+_Scored = tuple[np.ndarray, np.ndarray]  # (slots, scores) of the matching documents
 
 
 class IncrementalBM25:
@@ -25,41 +31,53 @@ class IncrementalBM25:
 
     def __init__(self, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
         self.k1, self.b, self.epsilon = k1, b, epsilon
-        self._postings: dict[str, dict[Hashable, int]] = {}
-        self._doc_len: dict[Hashable, int] = {}
+        self._postings: dict[str, dict[int, int]] = {}  # term -> {slot: tf}
+        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # term -> (slots, tfs) cache
+        self._slot: dict[Hashable, int] = {}
+        self._keys: list[Hashable | None] = []  # slot -> key (None once removed; slots are not reused)
+        self._lens = np.zeros(64)
         self._doc_terms: dict[Hashable, Counter[str]] = {}
         self._total_len = 0
         self._df_hist: Counter[int] = Counter()
 
     def __len__(self) -> int:
-        return len(self._doc_len)
+        return len(self._slot)
 
     def __contains__(self, key: object) -> bool:
-        return key in self._doc_len
+        return key in self._slot
 
     def add(self, key: Hashable, tokens: Sequence[str]) -> None:
         """Index a document (replacing any document with the same key)."""
-        if key in self._doc_len:
+        if key in self._slot:
             self.remove(key)
+        slot = len(self._keys)
+        if slot >= len(self._lens):
+            self._lens = np.concatenate([self._lens, np.zeros(len(self._lens))])
+        self._keys.append(key)
+        self._slot[key] = slot
+        self._lens[slot] = len(tokens)
         counts = Counter(tokens)
         self._doc_terms[key] = counts
-        self._doc_len[key] = len(tokens)
         self._total_len += len(tokens)
         for term, tf in counts.items():
             posting = self._postings.setdefault(term, {})
             self._move_df(len(posting), len(posting) + 1)
-            posting[key] = tf
+            posting[slot] = tf
+            self._arrays.pop(term, None)
 
     def remove(self, key: Hashable) -> None:
         """Drop a document; unknown keys are ignored."""
         counts = self._doc_terms.pop(key, None)
         if counts is None:
             return
-        self._total_len -= self._doc_len.pop(key)
+        slot = self._slot.pop(key)
+        self._keys[slot] = None
+        self._total_len -= int(self._lens[slot])
         for term in counts:
             posting = self._postings[term]
             self._move_df(len(posting), len(posting) - 1)
-            del posting[key]
+            del posting[slot]
+            self._arrays.pop(term, None)
             if not posting:
                 del self._postings[term]
 
@@ -72,7 +90,7 @@ class IncrementalBM25:
             self._df_hist[new] += 1
 
     def _raw_idf(self, df: int) -> float:
-        n = len(self._doc_len)
+        n = len(self._slot)
         return math.log(n - df + 0.5) - math.log(df + 0.5)
 
     def _average_idf(self) -> float:
@@ -89,38 +107,96 @@ class IncrementalBM25:
         value = self._raw_idf(len(posting))
         return value if value >= 0 else self.epsilon * self._average_idf()
 
-    def scores(self, query: Iterable[str], keys: Collection[Hashable] | None = None) -> dict[Hashable, float]:
-        """BM25 score of every document containing a query term (optionally only those in `keys`)."""
-        n = len(self._doc_len)
-        if not n:
-            return {}
+    def _term_arrays(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        cached = self._arrays.get(term)
+        if cached is None:
+            posting = self._postings[term]
+            slots = np.fromiter(posting.keys(), dtype=np.int64, count=len(posting))
+            tfs = np.fromiter(posting.values(), dtype=np.float64, count=len(posting))
+            cached = self._arrays[term] = (slots, tfs)
+        return cached
+
+    def _scored(self, query: Iterable[str], keys: Collection[Hashable] | None) -> _Scored:
+        """Slots (ascending) and scores of the documents containing a query term."""
+        n = len(self._slot)
+        terms = [t for t in query if t in self._postings]
+        if not n or not terms:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
         avgdl = self._total_len / n
         k1, b = self.k1, self.b
-        out: dict[Hashable, float] = {}
+        acc = np.zeros(len(self._keys))
+        hit = np.zeros(len(self._keys), dtype=bool)
         avg_idf: float | None = None
-        for term in query:
-            posting = self._postings.get(term)
-            if not posting:
-                continue
-            idf = self._raw_idf(len(posting))
+        for term in terms:  # duplicates count twice, as in rank_bm25
+            idf = self._raw_idf(len(self._postings[term]))
             if idf < 0:
                 avg_idf = self._average_idf() if avg_idf is None else avg_idf
                 idf = self.epsilon * avg_idf
-            doc_len = self._doc_len
-            for key, tf in posting.items():
-                if keys is not None and key not in keys:
-                    continue
-                norm = tf + k1 * (1 - b + b * doc_len[key] / avgdl)
-                out[key] = out.get(key, 0.0) + idf * tf * (k1 + 1) / norm
-        return out
+            slots, tfs = self._term_arrays(term)
+            norm = tfs + k1 * (1 - b + b * self._lens[slots] / avgdl)
+            acc[slots] += idf * tfs * (k1 + 1) / norm
+            hit[slots] = True
+        if keys is not None:
+            allowed = np.zeros(len(self._keys), dtype=bool)
+            allowed[[self._slot[k] for k in keys if k in self._slot]] = True
+            hit &= allowed
+        slots = np.flatnonzero(hit)
+        return slots, acc[slots]
+
+    def scores(self, query: Iterable[str], keys: Collection[Hashable] | None = None) -> dict[Hashable, float]:
+        """BM25 score of every document containing a query term (optionally only those in `keys`)."""
+        slots, values = self._scored(query, keys)
+        return {self._keys[s]: v for s, v in zip(slots.tolist(), values.tolist(), strict=True)}
 
     def top(
         self, query: Iterable[str], n: int, keys: Collection[Hashable] | None = None
     ) -> list[tuple[Hashable, float]]:
-        """The `n` best (key, score) pairs, best first."""
-        scored = self.scores(query, keys)
-        return heapq.nlargest(n, scored.items(), key=lambda kv: kv[1])
+        """The `n` best (key, score) pairs, best first (ties: the earlier-added document first)."""
+        slots, values = self._scored(query, keys)
+        order = _best_first(values, n)
+        return [(self._keys[s], v) for s, v in zip(slots[order].tolist(), values[order].tolist(), strict=True)]
+
+    def best_by(
+        self,
+        query: Iterable[str],
+        n: int,
+        group_of: Callable[[Hashable], Hashable],
+        keys: Collection[Hashable] | None = None,
+    ) -> dict[Hashable, float]:
+        """The `n` best groups of documents, each scored by its best document (best first).
+
+        Walks documents best first and stops once `n` groups are seen, so a query matching most
+        of a large corpus costs a partial sort, not a Python loop over every match.
+        """
+        slots, values = self._scored(query, keys)
+        best: dict[Hashable, float] = {}
+        want = max(4 * n, 32)
+        while True:
+            order = _best_first(values, want)
+            best.clear()
+            for s, v in zip(slots[order].tolist(), values[order].tolist(), strict=True):
+                group = group_of(self._keys[s])
+                if group not in best:
+                    best[group] = v
+                    if len(best) == n:
+                        return best
+            if want >= len(values):
+                return best
+            want *= 4
 
     def term_idfs(self, tokens: Iterable[str]) -> dict[str, float]:
         """Idf of each distinct token (for keyword extraction)."""
         return {t: self.idf(t) for t in set(tokens)}
+
+
+def _best_first(values: np.ndarray, n: int) -> np.ndarray:
+    """Indices of the `n` largest values, best first; ties keep index order (deterministic)."""
+    if n <= 0 or not len(values):
+        return np.zeros(0, dtype=np.int64)
+    if n < len(values):
+        threshold = np.partition(values, len(values) - n)[len(values) - n]
+        candidates = np.flatnonzero(values >= threshold)  # all ties at the cut, in index order
+    else:
+        candidates = np.arange(len(values))
+    order = candidates[np.argsort(-values[candidates], kind="stable")]
+    return order[:n]

@@ -58,3 +58,21 @@ def test_top_is_best_first_and_respects_keys():
     top = index.top(["solar"], 2)
     assert [k for k, _ in top] == [5, 2]
     assert [k for k, _ in index.top(["solar"], 5, keys={2})] == [2]
+
+
+def test_best_by_group_equals_the_brute_force_maximum_per_group():
+    rng = random.Random(11)
+    vocab = [f"w{i}" for i in range(6)]  # few terms: most documents match, many ties
+    index = IncrementalBM25()
+    for i in range(600):
+        index.add((f"b{i // 5}", i % 5), [rng.choice(vocab) for _ in range(rng.randint(1, 6))])
+    query = ["w1", "w4"]
+    brute: dict[str, float] = {}
+    for (block, _), score in index.scores(query).items():
+        brute[block] = max(score, brute.get(block, float("-inf")))
+    for n in (1, 8, 50, 500):
+        got = index.best_by(query, n, lambda key: key[0])
+        expected = sorted(brute.values(), reverse=True)[:n]
+        assert list(got.values()) == pytest.approx(expected)
+        assert all(brute[g] == pytest.approx(v) for g, v in got.items())
+        assert got == index.best_by(query, n, lambda key: key[0])  # deterministic, ties included
