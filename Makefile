@@ -31,8 +31,8 @@ demo: install
 	  --conversation demo --answer "地点是杭州余杭区，进行工商业光伏测算，装机容量500kW"
 
 lint: install
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
+	$(BIN)/ruff check --no-cache .
+	$(BIN)/ruff format --check --no-cache .
 
 typecheck: install
 	$(BIN)/mypy graphs nodes tools memory plangraph

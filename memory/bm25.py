@@ -154,7 +154,9 @@ class IncrementalBM25:
         """The `n` best (key, score) pairs, best first (ties: the earlier-added document first)."""
         slots, values = self._scored(query, keys)
         order = _best_first(values, n)
-        return [(self._keys[s], v) for s, v in zip(slots[order].tolist(), values[order].tolist(), strict=True)]
+        return [
+            (self._keys[s], v) for s, v in zip(slots[order].tolist(), values[order].tolist(), strict=True)
+        ]
 
     def best_by(
         self,
