@@ -134,11 +134,12 @@ Command: `PYTHONPATH=. .venv/bin/python bench/graph_parallel.py --steps {args.st
 One plan of {args.steps} independent steps; step i sleeps 0.20 + 0.05·i s, so the longest is
 {longest:.2f} s and the sum {total:.2f} s. "Fixed" is the same plan with 0-second sleeps (planner,
 executor, checkpoints, finalizer); wall − fixed ≈ the longest step means the steps overlapped. Without `max_concurrency` in the
-run config, LangGraph runs sync nodes on a thread pool of min(32, cores + 4) workers — 6 on this
-2-core machine — so 8 steps cannot all start at once; the last rows pass `max_concurrency=16`.
-That fixes the sync path (wall − fixed ≈ the longest step); the async path runs sync nodes on the
-event loop's default executor (also 6 workers), which `max_concurrency` does not resize — async
-agent nodes, or a larger `loop.set_default_executor(...)`, would.
+run config, LangGraph's sync API runs nodes on a thread pool of min(32, cores + 4) workers — 6 on
+this 2-core machine — so 8 steps cannot all start at once; `PlanRunner` (CLI, HTTP server) passes
+`max_concurrency=16`, as do the last rows. Under the async API sync nodes would run on the event
+loop's default executor (also 6 workers, not resized by `max_concurrency`), so agent nodes are
+wrapped by `nodes.agent_node.threaded`: their async path runs on a 32-thread step pool of their
+own (before that wrapper, ainvoke took 1.39× the longest step even with `max_concurrency=16`).
 
 {text}
 """,

@@ -15,8 +15,8 @@ from langgraph.store.base import BaseStore
 from langgraph.types import RetryPolicy
 
 from graphs.context import Context
-from graphs.state import InputState, OutputState, State
-from nodes.agent_node import STEP_RETRY, TRANSIENT_ERRORS, make_agent_node
+from graphs.state import InputState, OutputState, State, StepInput
+from nodes.agent_node import STEP_RETRY, TRANSIENT_ERRORS, make_agent_node, threaded
 from nodes.ask_user import make_ask_user
 from nodes.disclose import make_disclose
 from nodes.executor import executor
@@ -47,7 +47,7 @@ def make_builder(
     b.add_node("finalizer", finalizer, retry_policy=MODEL_RETRY)
     b.add_node("remember_answer", remember_answer)
     for name, spec in specs.items():
-        b.add_node(name, make_agent_node(spec), retry_policy=STEP_RETRY)
+        b.add_node(name, threaded(make_agent_node(spec)), input_schema=StepInput, retry_policy=STEP_RETRY)
         b.add_edge(name, "executor")
     b.add_edge(START, "remember_request")
     b.add_edge("remember_request", "disclose_planner")

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import functools
 import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
 import openai
+from langchain_core.runnables import Runnable
+from langgraph._internal._runnable import RunnableCallable
 from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
@@ -18,7 +25,7 @@ from nodes.services import agent_memory, agent_window, block_memory, chat_model
 from nodes.step import StepContext
 from tools.contracts import AgentExecResult
 
-__all__ = ["STEP_RETRY", "TRANSIENT_ERRORS", "make_agent_node"]
+__all__ = ["STEP_RETRY", "TRANSIENT_ERRORS", "make_agent_node", "threaded"]
 
 log = logging.getLogger("plangraph.executor")
 
@@ -33,6 +40,23 @@ TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
     openai.InternalServerError,
 )
 STEP_RETRY = RetryPolicy(max_attempts=3, initial_interval=0.5, max_interval=5.0, retry_on=TRANSIENT_ERRORS)
+
+
+# Sub-agents are synchronous. Under the async API (ainvoke/astream, `langgraph dev`) LangGraph
+# runs sync nodes on the event loop's default executor — min(32, cores + 4) threads, 6 on two
+# cores — which the run's `max_concurrency` does not resize, so the 7th parallel step waited for a
+# free thread (bench/graph_parallel.py). Steps get a pool of their own instead.
+_STEP_POOL = ThreadPoolExecutor(max_workers=32, thread_name_prefix="plangraph-step")
+
+
+def threaded(node: Callable[..., Any]) -> Runnable:
+    """`node` as a LangGraph runnable whose async path runs it on the step pool (context kept)."""
+
+    async def run_async(*args: Any, **kwargs: Any) -> Any:
+        call = functools.partial(contextvars.copy_context().run, node, *args, **kwargs)
+        return await asyncio.get_running_loop().run_in_executor(_STEP_POOL, call)
+
+    return RunnableCallable(node, run_async, name=node.__name__)
 
 
 def make_agent_node(spec: AgentSpec):  # noqa: ANN201 - a LangGraph node function

@@ -65,6 +65,7 @@ class RunOutcome:
 
 
 OWNER_KEY = "plangraph_user"
+MAX_PARALLEL_STEPS = 16
 _INT64 = range(-(2**63), 2**63)
 
 
@@ -109,6 +110,8 @@ class PlanRunner:
         self.config: RunnableConfig = {
             "configurable": {"thread_id": thread_id or context.conversation_id},
             "metadata": {OWNER_KEY: context.user_id},
+            # LangGraph's sync API would run at most min(32, cores + 4) steps at once (6 on 2 cores).
+            "max_concurrency": MAX_PARALLEL_STEPS,
         }
 
     @classmethod

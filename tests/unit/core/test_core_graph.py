@@ -151,3 +151,29 @@ def test_state_keeps_a_window_of_messages_and_memory_keeps_them_all(saver):
     kept = memory.messages(memory_namespace("planner", "u1", "long"))
     assert [t for t in range(6) if any(f"marker{t}" in str(m.content) for m in kept)] == list(range(6))
     assert "marker0" in memory.search(memory_namespace("planner", "u1", "long"), "marker0")[0].text
+
+
+def test_eight_independent_steps_all_run_at_once_sync_via_the_runner_and_async(saver):
+    """LangGraph alone would start 6 at a time on 2 cores (min(32, cores + 4) threads)."""
+    import asyncio
+
+    from fake_agents import template
+
+    from plangraph.runner import PlanRunner
+
+    eight = template("八方会合", "八个并行会合 eight parallel meetings", [("meet", [])] * 8)
+    graph = build_graph(checkpointer=saver, specs=SPECS, templates=[eight])
+    request = {"messages": [{"role": "user", "content": "八个并行会合"}]}
+
+    BARRIER["meet"] = threading.Barrier(8, timeout=10)  # a step waiting for a thread breaks it
+    outcome = PlanRunner(graph, Context(user_id="u1", conversation_id="sync8")).run("八个并行会合")
+    assert [s["status"] for s in outcome.plan["steps"]] == ["completed"] * 8
+
+    from langgraph.checkpoint.memory import InMemorySaver  # SqliteSaver has no async API
+
+    BARRIER["meet"] = threading.Barrier(8, timeout=10)
+    agraph = build_graph(checkpointer=InMemorySaver(), specs=SPECS, templates=[eight])
+    config = {"configurable": {"thread_id": "async8"}}
+    out = asyncio.run(agraph.ainvoke(request, config, context=Context(user_id="u1")))
+    assert [s["status"] for s in out["plan"]["steps"]] == ["completed"] * 8
+    assert RUNS["meet"] == 16
