@@ -29,3 +29,20 @@ def test_embedding_example_runs_and_finishes_the_plan(data_dir, tmp_path, monkey
     assert (tmp_path / ".plangraph" / "artifacts").is_dir()
     out = capsys.readouterr().out
     assert "0 " in out and result["summary"] in out
+
+
+def test_the_configuration_table_names_every_setting_the_code_reads():
+    from dataclasses import fields
+
+    from graphs.context import Context
+
+    root = README.parent
+    code = "\n".join(
+        path.read_text(encoding="utf-8")
+        for package in ("graphs", "nodes", "tools", "memory", "plangraph")
+        for path in (root / package).rglob("*.py")
+    )
+    table = README.read_text(encoding="utf-8").split("## Configuration", 1)[1]
+    missing = sorted({v for v in re.findall(r"PLANGRAPH_[A-Z_]+", code) if f"`{v}`" not in table})
+    assert not missing, f"add these to README's configuration table: {missing}"
+    assert not [f.name for f in fields(Context) if f"`{f.name}`" not in table]
