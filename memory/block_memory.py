@@ -292,6 +292,39 @@ class BlockMemory(ReadingMixin):
         )  # fmt: skip
 
     # -- short-term summaries -----------------------------------------------------------------
+    def summarize(self, namespace: str, summarizer: Callable[[str], str], limit: int = 2) -> int:
+        """Give up to `limit` of the newest finished blocks a `core_semantic` written by `summarizer`.
+
+        Finished = not the block still growing. Blocks already summarised this way are skipped
+        (`extra["gist_by"] == "summarizer"`); a block that is rewritten later (a merge) gets the
+        extractive gist again and is summarised again. Returns how many blocks changed; an empty
+        answer leaves the extractive gist. Errors from `summarizer` propagate.
+        """
+        state = self._state(namespace)
+        with state.lock:
+            tail = state.tail.block_id if state.tail else ""
+        rows = self._store.blocks(
+            "ns=? AND kind='block' AND block_id<>?", (namespace, tail), "seq DESC LIMIT 32",
+            ("block_id", "text", "extra"),
+        )  # fmt: skip
+        done = 0
+        for row in rows:
+            if done >= limit:
+                break
+            if row["extra"].get("gist_by") == "summarizer":
+                continue
+            gist = " ".join(summarizer(row["text"]).split())[:50]
+            if not gist:
+                continue
+            extra = {**row["extra"], "gist_by": "summarizer"}
+            with state.lock, self._store.transaction() as conn:  # unless the block changed meanwhile
+                done += conn.execute(
+                    "UPDATE blocks SET core_semantic=?, extra=? WHERE ns=? AND block_id=? AND extra=?",
+                    (gist, json.dumps(extra, ensure_ascii=False), namespace, row["block_id"],
+                     json.dumps(row["extra"], ensure_ascii=False)),
+                ).rowcount  # fmt: skip
+        return done
+
     def consolidate(self, namespace: str) -> list[str]:
         """Merge runs of old, low-score consecutive blocks into summary lines; returns new ids.
 

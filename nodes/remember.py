@@ -1,13 +1,26 @@
-"""remember: writes the conversation's newest message into the planner's block memory."""
+"""remember: writes the conversation's newest message into the planner's block memory.
+
+At the end of a turn (`remember_answer`) it also trims the graph state's messages and, when
+`PLANGRAPH_MODEL_SUMMARIES=1` with a model configured, has the model write the `core_semantic`
+of the newest finished blocks of this turn's namespaces (extractive otherwise).
+"""
 
 from __future__ import annotations
 
-from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
+import logging
+import os
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from graphs.context import Context, resolve_context
 from graphs.state import State
-from nodes.services import agent_memory
+from nodes.services import agent_memory, block_memory, chat_model
+
+log = logging.getLogger("plangraph.memory")
+SUMMARY_PROMPT = "用不超过50个字概括下面这段对话的核心内容（保留地点、数值等关键事实），只输出概括本身。"
+SUMMARIES_PER_NAMESPACE = 2  # model calls per namespace per turn, at most
 
 __all__ = ["remember", "remember_answer"]
 
@@ -33,8 +46,36 @@ def remember_answer(state: State, runtime: Runtime[Context]) -> dict:
     would carry the whole conversation and grow with every turn (bench/graph_checkpoint_bytes.py).
     """
     remember(state, runtime)
-    keep = resolve_context(runtime.context).state_messages
+    ctx = resolve_context(runtime.context)
+    if os.environ.get("PLANGRAPH_MODEL_SUMMARIES", "").strip() == "1":
+        _summarize_blocks(ctx, state)
+    keep = ctx.state_messages
     messages = state.get("messages", [])
     if keep <= 0 or len(messages) <= keep:
         return {}
     return {"messages": [RemoveMessage(id=m.id) for m in messages[:-keep] if m.id]}
+
+
+def _summarize_blocks(ctx: Context, state: State) -> None:
+    """Model-written gists for the newest finished blocks of the planner and this plan's agents."""
+    model = chat_model(ctx)
+    if model is None:
+        return
+    plan = state.get("plan")
+    agents = ["planner", *dict.fromkeys(s["agentName"] for s in (plan["steps"] if plan else []))]
+    memory = block_memory(ctx)
+    for agent in agents:
+        namespace = memory.scope(agent, ctx.user_id, ctx.conversation_id)
+        try:
+            memory.summarize(namespace, lambda text: _gist(model, text), SUMMARIES_PER_NAMESPACE)
+        except Exception as error:  # noqa: BLE001 - a summary is an extra: keep the extractive gist
+            log.warning("block summaries for %s skipped: %s: %s", namespace, type(error).__name__, error)
+            return
+
+
+def _gist(model: BaseChatModel, text: str) -> str:
+    # "nostream": LangGraph keeps this call out of the `messages` stream (Studio's chat view).
+    reply = model.invoke(
+        [SystemMessage(SUMMARY_PROMPT), HumanMessage(text[:4000])], config={"tags": ["nostream"]}
+    )
+    return reply.text

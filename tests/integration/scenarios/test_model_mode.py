@@ -122,3 +122,40 @@ def test_the_knowledge_model_call_sees_its_disclosed_memory_window(model_env, da
     assert all(
         sum(4 + count_tokens(m.get("content") or "") for m in body["messages"]) <= 1500 for body in answers
     )
+
+
+@pytest.mark.parametrize("summary_fails", [False, True])
+def test_model_written_block_gists_when_configured(model_env, data_dir, monkeypatch, summary_fails):
+    from memory import open_memory
+    from nodes.remember import SUMMARY_PROMPT
+    from nodes.step import memory_namespace
+    from tests.support.openai_server import fault_status
+
+    monkeypatch.setenv("PLANGRAPH_MODEL_SUMMARIES", "1")
+    gist = "用户询问余电上网电价，答复按燃煤基准价结算"
+
+    def respond(body):
+        if not _not_planner(body):
+            return reply_tool_call("create_plan", KNOWLEDGE_PLAN)
+        if body["messages"][0]["content"] == SUMMARY_PROMPT:
+            return fault_status(400) if summary_fails else reply_text(gist)
+        return reply_text("根据资料[1]，余电上网电量按当地燃煤基准价结算。")
+
+    with ScriptedOpenAIServer([], responder=respond, strict=False) as server:
+        model_env(server)
+        with PlanRunner.open(user_id="u", conversation_id="gist") as runner:
+            for question in [
+                "分布式光伏余电上网电价怎么定？",
+                "户用光伏可以全额上网吗？",
+                "并网验收需要哪些材料？",
+            ]:
+                outcome = runner.run(question)
+                assert outcome.plan["steps"][0]["status"] == "completed"
+        summary_calls = [r for r in server.requests if r["messages"][0]["content"] == SUMMARY_PROMPT]
+    blocks = open_memory(data_dir).list_blocks(memory_namespace("planner", "u", "gist"))
+    assert blocks and summary_calls
+    gists = [b["core_semantic"] for b in blocks]
+    if summary_fails:  # the turn still completed; every gist stayed extractive
+        assert gist not in gists and all(gists)
+    else:
+        assert gist in gists and all(len(g) <= 50 for g in gists)
