@@ -16,24 +16,14 @@ from types import SimpleNamespace
 
 from nodes.registry import AgentSpec
 from nodes.step import StepContext
+from tests.support.offline import OFFLINE_ENV
 from tools.contracts import AgentExecResult
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "benchmarks.md"
 HEADER = "# Benchmarks\n\nMeasured numbers only; each section names the command that reproduces it.\n"
 
-for _name, _value in {
-    "HF_HUB_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-    "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-    "LANGGRAPH_NO_VERSION_CHECK": "1",
-    "LANGSMITH_TRACING": "false",
-    "ORT_DISABLE_TELEMETRY": "1",
-    "ANONYMIZED_TELEMETRY": "False",
-    "TOKENIZERS_PARALLELISM": "false",
-    "MPLBACKEND": "Agg",
-    "PLANGRAPH_EMBEDDINGS": "hash",
-}.items():
+for _name, _value in {**OFFLINE_ENV, "PLANGRAPH_EMBEDDINGS": "hash"}.items():
     os.environ.setdefault(_name, _value)
 
 

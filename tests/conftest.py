@@ -8,17 +8,9 @@ import warnings
 
 import pytest
 
-for _name, _value in {
-    "HF_HUB_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-    "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-    "LANGGRAPH_NO_VERSION_CHECK": "1",
-    "LANGSMITH_TRACING": "false",
-    "ORT_DISABLE_TELEMETRY": "1",
-    "ANONYMIZED_TELEMETRY": "False",
-    "TOKENIZERS_PARALLELISM": "false",
-    "MPLBACKEND": "Agg",
-}.items():
+from tests.support.offline import OFFLINE_ENV
+
+for _name, _value in OFFLINE_ENV.items():
     os.environ.setdefault(_name, _value)
 
 

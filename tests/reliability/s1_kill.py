@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.integration.scenarios.test_scenarios import S1, S1_ANSWER
+from tests.support.offline import OFFLINE_ENV
 
 KILL_CLI = str(Path(__file__).with_name("kill_cli.py"))
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,14 +45,7 @@ def cli_env(data: Path, **extra: str) -> dict[str, str]:
     """Subprocess environment: offline flags, hash embeddings, this data dir."""
     env = {
         **os.environ,
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-        "LANGGRAPH_NO_VERSION_CHECK": "1",
-        "LANGSMITH_TRACING": "false",
-        "ORT_DISABLE_TELEMETRY": "1",
-        "ANONYMIZED_TELEMETRY": "False",
-        "MPLBACKEND": "Agg",
+        **OFFLINE_ENV,
         "PLANGRAPH_EMBEDDINGS": "hash",
         "PLANGRAPH_DATA_DIR": str(data),
         "PLANGRAPH_USER_ID": "bob",

@@ -14,17 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.local_server import free_port, stop_process, wait_until_ready
+from tests.support.offline import OFFLINE_ENV
 
 REPO = Path(__file__).resolve().parents[3]
-OFFLINE = {
-    "HF_HUB_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-    "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-    "LANGGRAPH_NO_VERSION_CHECK": "1",
-    "LANGSMITH_TRACING": "false",
-    "ORT_DISABLE_TELEMETRY": "1",
-    "ANONYMIZED_TELEMETRY": "False",
-}
 
 
 @dataclass(frozen=True)
@@ -60,7 +52,7 @@ def dev_server(tmp_path_factory) -> Iterator[DevServer]:
     config = _local_config(work)
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("PLANGRAPH_")}
-    env.update(OFFLINE, PLANGRAPH_DATA_DIR=str(work / "data"), PLANGRAPH_EMBEDDINGS="hash")
+    env.update(OFFLINE_ENV, PLANGRAPH_DATA_DIR=str(work / "data"), PLANGRAPH_EMBEDDINGS="hash")
     log = work / "server.log"
     command = [*_langgraph_command(), "dev", "--no-browser", "--no-reload", "--port", str(port)]
     with open(log, "wb") as out:
