@@ -48,6 +48,7 @@ with warnings.catch_warnings():
     from pydot.dot_parser import GraphParser
 
 __all__ = [
+    "EP_FIELDS",
     "EP_NODE_TYPES",
     "InternalNode",
     "InternalPlan",
@@ -64,7 +65,7 @@ __all__ = [
 NodeType = Literal["function", "multiFunction", "confirm"]
 EP_NODE_TYPES: tuple[NodeType, ...] = ("function", "multiFunction", "confirm")
 _SHAPES = {"agent": "box", "function": "record", "multiFunction": "record", "confirm": "ellipse"}
-_EP_FIELDS = {
+EP_FIELDS = {  # DOT attribute of an EP node -> InternalPlan node field
     "label": "label",
     "type": "type",
     "status": "status",
@@ -412,9 +413,9 @@ def internal_plan_to_dot(plan: InternalPlan) -> str:
             ["toolCode", "toolInput", "toolOutput", "question"] if node.type != "confirm" else ["question"]
         )
         wanted += [
-            k for k in ("toolCode", "toolInput", "toolOutput", "answer") if getattr(node, _EP_FIELDS[k])
+            k for k in ("toolCode", "toolInput", "toolOutput", "answer") if getattr(node, EP_FIELDS[k])
         ]
-        attrs = [(k, quote(getattr(node, _EP_FIELDS[k]))) for k in dict.fromkeys(wanted)]
+        attrs = [(k, quote(getattr(node, EP_FIELDS[k]))) for k in dict.fromkeys(wanted)]
         attrs += [(k, quote(v)) for k, v in sorted(node.extra.items())]
         nodes.append((_node_id(node.id), attrs))
     graph_attrs = [("epId", quote(plan.id))] if plan.id else []
@@ -435,14 +436,14 @@ def _ep_node(node_id: str, attrs: Mapping[str, str]) -> InternalNode:
         and not attrs.get("toolCode", "").strip()
     ):
         raise PlanFormatError(f"node {node_id}: a {node_type} node in status {status} needs a toolCode")
-    known = {k: v for k, v in attrs.items() if k in _EP_FIELDS and k not in ("type", "status")}
-    extra = {k: v for k, v in attrs.items() if k not in _EP_FIELDS}
+    known = {k: v for k, v in attrs.items() if k in EP_FIELDS and k not in ("type", "status")}
+    extra = {k: v for k, v in attrs.items() if k not in EP_FIELDS}
     return InternalNode(
         id=node_id,
         type=cast(NodeType, node_type),
         status=status,
         extra=extra,
-        **{_EP_FIELDS[k]: v for k, v in known.items()} | {"label": attrs.get("label", node_id)},
+        **{EP_FIELDS[k]: v for k, v in known.items()} | {"label": attrs.get("label", node_id)},
     )
 
 

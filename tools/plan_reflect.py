@@ -28,6 +28,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from tools.plan_dot import (
+    EP_FIELDS,
     InternalPlan,
     PlanFormatError,
     dot_to_internal_plan,
@@ -69,18 +70,7 @@ EP_FIX_PROMPT = "你输出的 EP 更新无法应用：{error}。请修正后按�
 
 _FROZEN: tuple[StatusLabel, ...] = ("运行中", "完成", "失败")
 _NEW_NODE_STATUSES: tuple[StatusLabel, ...] = ("待初始化", *allowed_next("待初始化", "model"))
-_FIELDS = {
-    "label": "label",
-    "type": "type",
-    "shape": "shape",
-    "toolCode": "tool_code",
-    "toolInput": "tool_input",
-    "toolOutput": "tool_output",
-    "question": "question",
-    "answer": "answer",
-    "status": "status",
-    "extra attributes": "extra",
-}
+_FIELDS = {**EP_FIELDS, "extra attributes": "extra"}
 _LOG = re.compile(r"@epupdatelog@(.*?)@epupdatelog@", re.S)
 _EP = re.compile(r"@EP@(.*?)@EP@", re.S)
 _ID = re.compile(r"^\s*\*id\s*=(.*)$", re.M)
