@@ -134,3 +134,37 @@ def test_a_dropped_database_connection_is_replaced(pg_url, data_dir):
         assert dropped is not None and dropped[0] >= 1
         done = runner.resume(S1_ANSWER)
     assert [s["status"] for s in done.plan["steps"]] == ["completed"] * 3
+
+
+def test_processes_setting_up_a_fresh_database_at_once_all_succeed(pg_url, tmp_path):
+    """The schema set-up runs under an advisory lock: concurrent first use must not collide."""
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute("CREATE DATABASE concurrent_setup")
+    url = pg_url.rsplit("/", 1)[0] + "/concurrent_setup"
+    script = (
+        "import sys, pathlib\n"
+        "from plangraph.checkpoint import open_checkpointer\n"
+        "sys.stdin.readline()\n"  # all processes start setting up at the same moment
+        "with open_checkpointer(pathlib.Path(sys.argv[1]), sys.argv[2]) as saver:\n"
+        "    assert saver.get_tuple({'configurable': {'thread_id': 'none'}}) is None\n"
+    )
+    env = _cli_env(tmp_path / "data")
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(tmp_path / f"d{i}"), url],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )  # fmt: skip
+        for i in range(4)
+    ]
+    for proc in procs:
+        proc.stdin.write("go\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+    results = [proc.communicate(timeout=120) for proc in procs]
+    assert [p.returncode for p in procs] == [0] * 4, [err[-600:] for _, err in results]
+    with psycopg.connect(url) as conn:
+        versions = [r[0] for r in conn.execute("SELECT v FROM checkpoint_migrations ORDER BY v").fetchall()]
+    assert versions == list(range(len(versions))) and versions  # each migration applied exactly once
