@@ -10,17 +10,20 @@ from __future__ import annotations
 import logging
 import os
 
+import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from graphs.context import Context, resolve_context
 from graphs.state import State
+from nodes.agent_node import TRANSIENT_ERRORS
 from nodes.services import agent_memory, block_memory, chat_model
 
 log = logging.getLogger("plangraph.memory")
 SUMMARY_PROMPT = "用不超过50个字概括下面这段对话的核心内容（保留地点、数值等关键事实），只输出概括本身。"
 SUMMARIES_PER_NAMESPACE = 2  # model calls per namespace per turn, at most
+_MODEL_ERRORS: tuple[type[Exception], ...] = (*TRANSIENT_ERRORS, openai.APIStatusError)
 
 __all__ = ["remember", "remember_answer"]
 
@@ -68,7 +71,10 @@ def _summarize_blocks(ctx: Context, state: State) -> None:
         namespace = memory.scope(agent, ctx.user_id, ctx.conversation_id)
         try:
             memory.summarize(namespace, lambda text: _gist(model, text), SUMMARIES_PER_NAMESPACE)
-        except Exception as error:  # noqa: BLE001 - a summary is an extra: keep the extractive gist
+        except (
+            *TRANSIENT_ERRORS,
+            openai.APIStatusError,
+        ) as error:  # the model failed: keep the extractive gist
             log.warning("block summaries for %s skipped: %s: %s", namespace, type(error).__name__, error)
             return
 
