@@ -71,10 +71,7 @@ def _summarize_blocks(ctx: Context, state: State) -> None:
         namespace = memory.scope(agent, ctx.user_id, ctx.conversation_id)
         try:
             memory.summarize(namespace, lambda text: _gist(model, text), SUMMARIES_PER_NAMESPACE)
-        except (
-            *TRANSIENT_ERRORS,
-            openai.APIStatusError,
-        ) as error:  # the model failed: keep the extractive gist
+        except _MODEL_ERRORS as error:  # the model failed: keep the extractive gist
             log.warning("block summaries for %s skipped: %s: %s", namespace, type(error).__name__, error)
             return
 
