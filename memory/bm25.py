@@ -80,6 +80,23 @@ class IncrementalBM25:
             self._arrays.pop(term, None)
             if not posting:
                 del self._postings[term]
+        if len(self._keys) - len(self._slot) > max(1024, len(self._slot)):
+            self._compact()  # a growing block is re-indexed per message: drop the dead slots
+
+    def _compact(self) -> None:
+        """Renumber the live documents' slots densely (same order), so arrays stay proportional to them."""
+        live = [(slot, key) for slot, key in enumerate(self._keys) if key is not None]
+        new_slot = {old: new for new, (old, _) in enumerate(live)}
+        self._keys = [key for _, key in live]
+        self._slot = {key: new for new, (_, key) in enumerate(live)}
+        lens = np.zeros(max(64, 2 * len(live)))
+        lens[: len(live)] = self._lens[[old for old, _ in live]]
+        self._lens = lens
+        self._postings = {
+            term: {new_slot[old]: tf for old, tf in posting.items()}
+            for term, posting in self._postings.items()
+        }
+        self._arrays.clear()
 
     def _move_df(self, old: int, new: int) -> None:
         if old:

@@ -76,3 +76,22 @@ def test_best_by_group_equals_the_brute_force_maximum_per_group():
         assert list(got.values()) == pytest.approx(expected)
         assert all(brute[g] == pytest.approx(v) for g, v in got.items())
         assert got == index.best_by(query, n, lambda key: key[0])  # deterministic, ties included
+
+
+def test_rewriting_documents_many_times_keeps_scores_and_compacts_slots():
+    rng = random.Random(5)
+    vocab = [f"w{i}" for i in range(8)]
+    index = IncrementalBM25()
+    docs: dict[int, list[str]] = {}
+    for round_ in range(3000):  # like a growing block re-indexed on every message
+        key = round_ % 50
+        docs[key] = [rng.choice(vocab) for _ in range(rng.randint(1, 7))]
+        index.add(key, docs[key])
+    assert len(index._keys) < 1200  # dead slots were dropped, not kept for every rewrite
+    keys = sorted(docs)
+    expected = BM25Okapi([docs[k] for k in keys]).get_scores(["w2", "w5"])
+    got = index.scores(["w2", "w5"])
+    for k, score in zip(keys, expected, strict=True):
+        assert got.get(k, 0.0) == pytest.approx(score, abs=1e-9)
+    top = index.top(["w2", "w5"], 3)
+    assert [v for _, v in top] == pytest.approx(sorted(got.values(), reverse=True)[:3])
