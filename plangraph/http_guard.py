@@ -6,15 +6,26 @@ import hmac
 import logging
 import uuid
 from collections.abc import Mapping, Sequence
+from http.cookies import CookieError, SimpleCookie
 from typing import Any
+from urllib.parse import parse_qs, quote, unquote
 
 from starlette.datastructures import Headers
-from starlette.responses import JSONResponse
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from plangraph.auth import RateLimiter
 
-__all__ = ["Guard", "json_error"]
+__all__ = ["KEY_COOKIE", "LOGIN_PATH", "Guard", "json_error"]
+
+# A browser cannot add X-API-Key to the playground's own requests: /login takes the key once and
+# keeps it in an HttpOnly, SameSite=Strict cookie (other sites' pages cannot send it).
+KEY_COOKIE = "plangraph_key"
+LOGIN_PATH = "/login"
+_LOGIN_PAGE = """<!doctype html><meta charset="utf-8"><title>plangraph</title>
+<form method="post" action="/login" style="font-family:sans-serif;margin:4em auto;max-width:28em">
+<p>{message}</p><label>API key <input name="key" type="password" autofocus required></label>
+<button>登录 / Sign in</button></form>"""
 
 log = logging.getLogger("plangraph.http")
 
@@ -77,8 +88,11 @@ class Guard:
         if self.max_bytes > 0 and length.isdigit() and int(length) > self.max_bytes:
             await self._reject(scope, receive, send, 413, self._too_large())
             return
+        if scope["path"] in (LOGIN_PATH, LOGIN_PATH + "/"):
+            await self._login(scope, receive, send)
+            return
         if not scope["path"].startswith(self.public):
-            key = headers.get("x-api-key")
+            key = headers.get("x-api-key") or _cookie_key(headers)
             user = self._user(key)
             if user is None:
                 detail = "Missing X-API-Key header." if not key else "Unknown API key."
@@ -91,6 +105,31 @@ class Guard:
                 return
             scope.setdefault("state", {})["user_id"] = user
         await self._pass(scope, receive, send)
+
+    async def _login(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """GET: the sign-in form; POST key=…: the key cookie and a redirect to the playground."""
+        response: Response
+        if scope["method"] != "POST":
+            response = HTMLResponse(_LOGIN_PAGE.format(message="输入 API key 以使用 playground。"))
+        elif not self.keys:
+            response = json_error(400, "No API keys are configured; the server accepts every caller.")
+        else:
+            client = (scope.get("client") or ("unknown",))[0]
+            wait = self.limiter.acquire(f"login:{client}")
+            key = await _form_field(receive, "key", limit=4096)
+            if wait:
+                response = json_error(
+                    429, "Too many sign-in attempts; retry later.", {"Retry-After": str(int(wait))}
+                )
+            elif key and self._user(key) is not None:
+                response = RedirectResponse("/plangraph/playground/", status_code=303)
+                response.set_cookie(
+                    KEY_COOKIE, quote(key, safe=""), max_age=8 * 3600, httponly=True, samesite="strict"
+                )
+            else:
+                page = _LOGIN_PAGE.format(message="API key 不正确，请重新输入。")
+                response = HTMLResponse(page, status_code=401)
+        await response(scope, receive, send)
 
     async def _pass(self, scope: Scope, receive: Receive, send: Send) -> None:
         seen, started, finished = 0, False, False
@@ -131,3 +170,31 @@ class Guard:
         self, scope: Scope, receive: Receive, send: Send, status: int, detail: str, headers: Any = None
     ) -> None:
         await json_error(status, detail, headers)(scope, receive, send)
+
+
+def _cookie_key(headers: Headers) -> str | None:
+    """The API key a signed-in browser sends in the `KEY_COOKIE` cookie."""
+    raw = headers.get("cookie")
+    if not raw:
+        return None
+    cookie = SimpleCookie()
+    try:
+        cookie.load(raw)
+    except CookieError:  # a malformed Cookie header simply carries no key
+        return None
+    morsel = cookie.get(KEY_COOKIE)
+    return unquote(morsel.value) if morsel and morsel.value else None
+
+
+async def _form_field(receive: Receive, name: str, limit: int) -> str | None:
+    """One field of an urlencoded form body (None when absent or the body exceeds `limit` bytes)."""
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if len(body) > limit:
+            return None
+        if not message.get("more_body", False):
+            break
+    values = parse_qs(body.decode("utf-8", "replace")).get(name)
+    return values[0] if values else None

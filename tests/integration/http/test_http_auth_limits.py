@@ -164,3 +164,27 @@ def test_app_without_keys_refuses_unless_insecure(http_env, tmp_path):
         create_app(data_dir=tmp_path, api_keys={})
     with pytest.raises(ValueError, match="user id"):
         create_app(data_dir=tmp_path, api_keys={"k": "bad user/name"})
+
+
+def test_a_browser_signs_in_once_and_the_playground_calls_carry_the_key_cookie(live):
+    import httpx
+
+    with httpx.Client(base_url=live.url, timeout=60) as browser:
+        form = browser.get("/login")
+        assert form.status_code == 200 and "<form" in form.text
+        wrong = browser.post("/login", data={"key": "not-a-key"})
+        assert wrong.status_code == 401 and "不正确" in wrong.text and not browser.cookies
+        assert browser.get("/pending").status_code == 401
+        signed_in = browser.post("/login", data={"key": KEY_ALICE})
+        assert signed_in.status_code == 303 and signed_in.headers["location"] == "/plangraph/playground/"
+        cookie = signed_in.headers["set-cookie"].lower()
+        assert "httponly" in cookie and "samesite=strict" in cookie
+        assert browser.get("/plangraph/playground/").status_code == 200
+        out = browser.post(
+            "/plangraph/invoke", json={"input": human(S1)}, headers={"X-Conversation-Id": "browser-1"}
+        )
+        assert out.status_code == 200 and out.json()["output"]["__interrupt__"]
+        pending = browser.get("/pending").json()["plans"]
+        assert "browser-1" in {p["conversationId"] for p in pending}  # alice's, through the cookie
+    with live.client(KEY_BOB) as bob:
+        assert "browser-1" not in {p["conversationId"] for p in bob.get("/pending").json()["plans"]}
