@@ -12,6 +12,7 @@ import logging
 import re
 import sqlite3
 import time
+import uuid
 from collections.abc import Sequence
 from contextlib import closing
 from pathlib import Path
@@ -85,9 +86,13 @@ def _set_aside_if_corrupt(chroma_dir: Path) -> None:
     except sqlite3.OperationalError:
         return  # busy or locked by a live process: not damage
     except sqlite3.DatabaseError as error:  # "file is not a database", "disk image is malformed"
-        aside = chroma_dir.with_name(f"{chroma_dir.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
-        chroma_dir.rename(aside)
-        chroma_dir.mkdir(parents=True)
+        stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+        aside = chroma_dir.with_name(f"{chroma_dir.name}.corrupt-{stamp}")
+        try:
+            chroma_dir.rename(aside)
+        except FileNotFoundError:  # another process set it aside first
+            pass
+        chroma_dir.mkdir(parents=True, exist_ok=True)
         log.warning(
             "Chroma directory %s is damaged (%s); moved it to %s and started a new one (vectors are rebuilt)",
             chroma_dir,
