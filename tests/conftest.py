@@ -26,6 +26,21 @@ def data_dir(tmp_path, monkeypatch):
     return path
 
 
+@pytest.fixture
+def model_env(data_dir, monkeypatch):
+    """Model mode against a scripted OpenAI-compatible server: `model_env(server, timeout=5, budget=None)`."""
+
+    def use(server, timeout: float = 5, budget: int | None = None) -> None:
+        monkeypatch.setenv("PLANGRAPH_MODEL", "scripted")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        monkeypatch.setenv("PLANGRAPH_MODEL_TIMEOUT", str(timeout))
+        if budget is not None:
+            monkeypatch.setenv("PLANGRAPH_TOKEN_BUDGET", str(budget))
+
+    return use
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _collect_abandoned_connections():
     """After each test module, collect the client sockets its tests left to the garbage collector.

@@ -40,17 +40,6 @@ def _healthy(body):
     return reply_text("根据资料[1]，余电上网按当地燃煤基准价结算。")
 
 
-@pytest.fixture
-def model_env(data_dir, monkeypatch):
-    def use(server, timeout: float = 5):
-        monkeypatch.setenv("PLANGRAPH_MODEL", "scripted")
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test")
-        monkeypatch.setenv("PLANGRAPH_MODEL_TIMEOUT", str(timeout))
-
-    return use
-
-
 def _steps(runner):
     plan = runner.current_plan()
     return [(s["agentName"], s["status"]) for s in plan["steps"]] if plan else None

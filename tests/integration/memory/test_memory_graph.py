@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
-import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, convert_to_messages
 
 from memory import open_memory
@@ -37,18 +36,6 @@ def _is_planner(body: dict) -> bool:
 def _tokens(body: dict) -> int:
     """Prompt tokens of a request, counted with the budget's own tokenizer."""
     return count_messages_tokens(convert_to_messages(body["messages"]))
-
-
-@pytest.fixture
-def model_env(data_dir, monkeypatch):
-    def use(server: ScriptedOpenAIServer, budget: int) -> None:
-        monkeypatch.setenv("PLANGRAPH_MODEL", "scripted")
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test")
-        monkeypatch.setenv("PLANGRAPH_MODEL_TIMEOUT", "5")
-        monkeypatch.setenv("PLANGRAPH_TOKEN_BUDGET", str(budget))
-
-    return use
 
 
 def _old_history(data_dir, user: str, conversation: str, turns: int) -> int:

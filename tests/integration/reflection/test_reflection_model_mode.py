@@ -51,13 +51,10 @@ def respond(body: dict):
 
 
 def test_a_reflected_update_makes_the_step_ask_and_the_answer_completes_it(
-    data_dir, tmp_path, monkeypatch, capsys
+    model_env, data_dir, tmp_path, capsys
 ):
     with ScriptedOpenAIServer([], responder=respond) as server:
-        monkeypatch.setenv("PLANGRAPH_MODEL", "scripted")
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test")
-        monkeypatch.setenv("PLANGRAPH_MODEL_TIMEOUT", "5")
+        model_env(server)
         chunks: list[dict] = []
         with PlanRunner.open(user_id="u", conversation_id="r1") as runner:
             asked = runner.run(REQUEST, on_chunk=chunks.append)

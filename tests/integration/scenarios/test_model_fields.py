@@ -258,12 +258,9 @@ def respond(body: dict) -> Reply:
     return reply_text("测算完成。")
 
 
-def test_a_model_mode_run_computes_what_offline_would_ask_for(data_dir, monkeypatch):
+def test_a_model_mode_run_computes_what_offline_would_ask_for(model_env, data_dir):
     with ScriptedOpenAIServer([], responder=respond) as server:
-        monkeypatch.setenv("PLANGRAPH_MODEL", "scripted")
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test")
-        monkeypatch.setenv("PLANGRAPH_MODEL_TIMEOUT", "5")
+        model_env(server)
         chunks: list[dict] = []
         with PlanRunner.open(user_id="u", conversation_id="f1") as runner:
             outcome = runner.run(HALF_MW, on_chunk=chunks.append)

@@ -29,17 +29,6 @@ def _not_planner(body) -> bool:
     return not any(t["function"]["name"] == "create_plan" for t in body.get("tools", []))
 
 
-@pytest.fixture
-def model_env(data_dir, monkeypatch):
-    def use(server):
-        monkeypatch.setenv("PLANGRAPH_MODEL", "scripted")
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test")
-        monkeypatch.setenv("PLANGRAPH_MODEL_TIMEOUT", "5")
-
-    return use
-
-
 def test_s6_model_plans_by_tool_calls_and_recovers_from_an_invalid_plan(model_env, data_dir):
     script = [
         reply_tool_call("list_agents", {}),
