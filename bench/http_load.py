@@ -5,7 +5,7 @@ API keys, runs the conversations from a thread pool, checks every result against
 answer (no state mixed), prints requests/s and p50/p95 latency per request type, and rewrites
 the `http-load` section of docs/benchmarks.md.
 
-    .venv/bin/python bench/http_load.py [--conversations 20] [--embeddings hash] [--no-write]
+    PYTHONPATH=. .venv/bin/python bench/http_load.py [--conversations 20] [--embeddings hash] [--no-write]
 
 The load test (tests/integration/http/test_http_load.py) drives the same `run_load`.
 """
@@ -29,22 +29,13 @@ from pathlib import Path
 
 import httpx
 
+from tests.support.offline import OFFLINE_ENV
+
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "benchmarks.md"
 START, END = "<!-- http-load:start -->", "<!-- http-load:end -->"
 S1 = "帮我生成一份光伏经济测算报告"
 CITIES = ("北京", "天津", "石家庄", "太原", "沈阳", "长春", "哈尔滨", "上海", "南京", "苏州", "杭州")
-OFFLINE = {
-    "HF_HUB_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-    "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-    "LANGGRAPH_NO_VERSION_CHECK": "1",
-    "LANGSMITH_TRACING": "false",
-    "ORT_DISABLE_TELEMETRY": "1",
-    "ANONYMIZED_TELEMETRY": "False",
-    "TOKENIZERS_PARALLELISM": "false",
-    "MPLBACKEND": "Agg",
-}
 
 
 @dataclass
@@ -138,7 +129,7 @@ def summary_rows(conversations: list[Conversation], wall: float) -> list[list[st
 def _start_server(data_dir: str, embeddings: str) -> tuple[subprocess.Popen, str]:
     env = {
         **os.environ,
-        **OFFLINE,
+        **OFFLINE_ENV,
         "PLANGRAPH_DATA_DIR": data_dir,
         "PLANGRAPH_EMBEDDINGS": embeddings,
         "PLANGRAPH_API_KEYS": "bench-key-a:bench-a,bench-key-b:bench-b",
@@ -223,7 +214,7 @@ Machine: {platform.machine()}, {cpus} CPUs, Python {platform.python_version()}; 
 jobs while measured (1-minute load average {load_before:.1f} when the run started), so treat the
 numbers as an order of magnitude. Turns are CPU-bound offline (report charts), so latency grows
 with concurrency on {cpus} CPUs; `GET /plans` stays fast because turns run on their own pool.
-Reproduce: `.venv/bin/python bench/http_load.py --conversations {args.conversations}`"""
+Reproduce: `PYTHONPATH=. .venv/bin/python bench/http_load.py --conversations {args.conversations}`"""
     print(body)
     if not args.no_write:
         _write_section(body)
