@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage
 
 from tools.kb_search import KbHit
 
@@ -70,7 +70,7 @@ def answer_with_model(
     model: BaseChatModel,
     question: str,
     hits: Sequence[KbHit],
-    prompt: Callable[[str, str], list[BaseMessage]] | None = None,
+    prompt: Callable[[str, str], list[BaseMessage]],
 ) -> tuple[str, list[int]] | None:
     """The model's answer with only valid citations kept, and the source numbers it cited.
 
@@ -81,15 +81,9 @@ def answer_with_model(
         f"[{i}] 《{h.passage.title}》（来源：{h.passage.source}）\n{h.passage.text}"
         for i, h in enumerate(hits, 1)
     )
-    request = f"检索内容：\n{material}\n\n问题：{question}"
-    # `prompt` (the agent's disclosed memory window) lets a follow-up question see the earlier
-    # exchange; without it the call sees only the sources and the question.
-    messages = (
-        prompt(KB_ANSWER_PROMPT, request)
-        if prompt
-        else [SystemMessage(KB_ANSWER_PROMPT), HumanMessage(request)]
-    )
-    reply = model.invoke(messages)
+    # `prompt` (StepContext.prompt: the agent's disclosed memory window, ending with this request)
+    # lets a follow-up question see the earlier exchange within the token budget.
+    reply = model.invoke(prompt(KB_ANSWER_PROMPT, f"检索内容：\n{material}\n\n问题：{question}"))
     text = reply.text.strip()
     valid = range(1, len(hits) + 1)
     cited = sorted({int(n) for n in _CITATION.findall(text) if int(n) in valid})
