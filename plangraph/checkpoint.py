@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -51,6 +52,27 @@ def _sqlite_timeout() -> float:
     return seconds
 
 
+def _take_setup_lock(conn: Any, url: str, wait_seconds: float = 120) -> None:
+    """Take the schema set-up advisory lock, polling with pg_try_advisory_lock.
+
+    Not a blocking pg_advisory_lock: PostgresSaver's migrations run CREATE INDEX CONCURRENTLY,
+    which waits for every open transaction — including a session blocked in pg_advisory_lock
+    behind it — and PostgreSQL reports a deadlock (seen with 4 processes starting at once).
+    Between tries a waiting process holds no transaction.
+    """
+    deadline = time.monotonic() + wait_seconds
+    while not conn.execute("SELECT pg_try_advisory_lock(%s) AS locked", (_SETUP_LOCK_KEY,)).fetchone()[
+        "locked"
+    ]:
+        if time.monotonic() > deadline:
+            raise _user_error(
+                f"PostgreSQL（{redact_url(url)}）的表结构初始化等待超过 {wait_seconds:g} 秒："
+                "另一个进程正在初始化或已中断。请稍后重试。",
+                exit_code=1,
+            )
+        time.sleep(0.1)
+
+
 def _user_error(message: str, exit_code: int) -> Exception:
     return UserFacingError(message, exit_code=exit_code)
 
@@ -66,7 +88,7 @@ def _postgres(url: str) -> Iterator[BaseCheckpointSaver]:
     try:  # one direct connection first: a clear error now instead of a pool timeout later
         with psycopg.Connection.connect(url, connect_timeout=10, **options) as conn, _set_up_lock:
             if url not in _set_up:
-                conn.execute("SELECT pg_advisory_lock(%s)", (_SETUP_LOCK_KEY,))
+                _take_setup_lock(conn, url)
                 try:
                     PostgresSaver(conn).setup()
                 finally:
