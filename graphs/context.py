@@ -57,6 +57,14 @@ class Context:
         },
     )
 
+    model_summaries: bool = field(
+        default_factory=lambda: os.environ.get("PLANGRAPH_MODEL_SUMMARIES", "").strip() == "1",
+        metadata={
+            "description": "With a model: the model writes block gists (core_semantic) at the end of a turn, "
+            "at most 2 calls per agent namespace (env PLANGRAPH_MODEL_SUMMARIES=1). Off: extractive gists."
+        },
+    )
+
     @property
     def data_path(self) -> Path:
         """`data_dir` as a resolved path (created on demand)."""

@@ -1,14 +1,14 @@
 """remember: writes the conversation's newest message into the planner's block memory.
 
-At the end of a turn (`remember_answer`) it also trims the graph state's messages and, when
-`PLANGRAPH_MODEL_SUMMARIES=1` with a model configured, has the model write the `core_semantic`
-of the newest finished blocks of this turn's namespaces (extractive otherwise).
+At the end of a turn (`remember_answer`) it also trims the graph state's messages and, with
+`Context.model_summaries` (env PLANGRAPH_MODEL_SUMMARIES=1) and a model configured, has the
+model write the `core_semantic` of the newest finished blocks of this turn's namespaces
+(extractive otherwise).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 
 import openai
 from langchain_core.language_models import BaseChatModel
@@ -50,7 +50,7 @@ def remember_answer(state: State, runtime: Runtime[Context]) -> dict:
     """
     remember(state, runtime)
     ctx = resolve_context(runtime.context)
-    if os.environ.get("PLANGRAPH_MODEL_SUMMARIES", "").strip() == "1":
+    if ctx.model_summaries:
         _summarize_blocks(ctx, state)
     keep = ctx.state_messages
     messages = state.get("messages", [])

@@ -61,9 +61,8 @@ def _take_setup_lock(conn: Any, url: str, wait_seconds: float = 120) -> None:
     Between tries a waiting process holds no transaction.
     """
     deadline = time.monotonic() + wait_seconds
-    while not conn.execute("SELECT pg_try_advisory_lock(%s) AS locked", (_SETUP_LOCK_KEY,)).fetchone()[
-        "locked"
-    ]:
+    query = "SELECT pg_try_advisory_lock(%s) AS locked"
+    while not conn.execute(query, (_SETUP_LOCK_KEY,)).fetchone()["locked"]:
         if time.monotonic() > deadline:
             raise _user_error(
                 f"PostgreSQL（{redact_url(url)}）的表结构初始化等待超过 {wait_seconds:g} 秒："
