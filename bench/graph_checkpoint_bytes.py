@@ -42,7 +42,7 @@ def main() -> None:
 
     def produce(ctx):  # noqa: ANN001, ANN202
         ctx.record_tool_call("cashflow_table", {"turn": ctx.user_query}, big, {"rows": 25})
-        ref = ctx.offload(big) if ctx.offload else None
+        ref = ctx.save_result("cashflow", {"table": big}, {"rows": 25})
         return done(ctx, f"现金流表已存储：{ref}", data_id=ref)
 
     def consume(ctx):  # noqa: ANN001, ANN202

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
 
-from nodes.registry import AgentSpec
-from nodes.step import StepContext
+from nodes.kit.registry import AgentSpec
+from nodes.kit.step import StepContext
 from tests.support.offline import OFFLINE_ENV
 from tools.contracts import AgentExecResult
 

@@ -138,7 +138,7 @@ run config, LangGraph's sync API runs nodes on a thread pool of min(32, cores + 
 this 2-core machine — so 8 steps cannot all start at once; `PlanRunner` (CLI, HTTP server) passes
 `max_concurrency=16`, as do the last rows. Under the async API sync nodes would run on the event
 loop's default executor (also 6 workers, not resized by `max_concurrency`), so agent nodes are
-wrapped by `nodes.agent_node.threaded`: their async path runs on a 32-thread step pool of their
+wrapped by `nodes.kit.agent_node.threaded`: their async path runs on a 32-thread step pool of their
 own (before that wrapper, ainvoke took 1.39× the longest step even with `max_concurrency=16`).
 
 {text}

@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 from memory.embeddings import default_embeddings
-from tools.kb_corpus import SHIPPED_KB_DIR
-from tools.kb_index import KnowledgeIndex
+from tools.kb.corpus import SHIPPED_KB_DIR
+from tools.kb.index import KnowledgeIndex
 
 QUESTIONS = ["分布式光伏并网流程是怎样的", "一个绿证对应多少电量", "组件多久清洗一次"] * 5
 

@@ -42,10 +42,10 @@ def main() -> None:
     from langchain_core.messages import HumanMessage, convert_to_messages
 
     from bench.memory_dataset import build
-    from memory import open_memory
     from memory.tokens import count_messages_tokens
     from plangraph.runner import PlanRunner
     from tests.support.openai_server import ScriptedOpenAIServer, reply_text, reply_tool_call
+    from tests.support.services import graph_memory
 
     def is_planner(body: dict) -> bool:
         return any(t["function"]["name"] == "create_plan" for t in body.get("tools", []))
@@ -68,7 +68,7 @@ def main() -> None:
                 planner = [r for r in server.requests[before:] if is_planner(r)]
                 sizes += [count_messages_tokens(convert_to_messages(r["messages"])) for r in planner]
                 if turn in checkpoints:
-                    history = count_messages_tokens(open_memory(data).messages("planner_bench_c1"))
+                    history = count_messages_tokens(graph_memory(data).messages("planner_bench_c1"))
                     print(f"| {turn} | {sizes[-1]} | {history} |", flush=True)
     elapsed = time.perf_counter() - started
     print(

@@ -8,11 +8,12 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Context", "resolve_context"]
+__all__ = ["Context", "model_api_key", "resolve_context"]
 
 
-def _env(name: str, default: str) -> Any:
-    return field(default_factory=lambda: os.environ.get(name, default))
+def model_api_key() -> str:
+    """The model endpoint's key (env OPENAI_API_KEY): never a Context field, so Studio never shows it."""
+    return os.environ.get("OPENAI_API_KEY", "")
 
 
 @dataclass(kw_only=True)
@@ -62,6 +63,54 @@ class Context:
         metadata={
             "description": "With a model: the model writes block gists (core_semantic) at the end of a turn, "
             "at most 2 calls per agent namespace (env PLANGRAPH_MODEL_SUMMARIES=1). Off: extractive gists."
+        },
+    )
+
+    max_request_chars: int = field(
+        default_factory=lambda: int(os.environ.get("PLANGRAPH_MAX_REQUEST_CHARS", "8000")),
+        metadata={"description": "Longest accepted request in characters (env PLANGRAPH_MAX_REQUEST_CHARS)."},
+    )
+    model_base_url: str = field(
+        default_factory=lambda: os.environ.get("OPENAI_BASE_URL", ""),
+        metadata={"description": "Base URL of the OpenAI-compatible endpoint (env OPENAI_BASE_URL)."},
+    )
+    embeddings: str = field(
+        default_factory=lambda: os.environ.get("PLANGRAPH_EMBEDDINGS", "minilm"),
+        metadata={
+            "description": "Embedding model for memory and the knowledge index (env PLANGRAPH_EMBEDDINGS): "
+            "`minilm` (packaged, offline), `hash` (tests), `openai` (at model_base_url)."
+        },
+    )
+    embeddings_model: str = field(
+        default_factory=lambda: os.environ.get("PLANGRAPH_EMBEDDINGS_MODEL", "text-embedding-3-small"),
+        metadata={"description": "Model name when embeddings = openai (env PLANGRAPH_EMBEDDINGS_MODEL)."},
+    )
+    chroma_url: str = field(
+        default_factory=lambda: os.environ.get("PLANGRAPH_CHROMA_URL", ""),
+        metadata={
+            "description": "Chroma server (`http://host:port`) for memory vectors and the knowledge index "
+            "(env PLANGRAPH_CHROMA_URL); empty = a local Chroma folder in the data dir."
+        },
+    )
+    kb_dirs: str = field(
+        default_factory=lambda: os.environ.get("PLANGRAPH_KB_DIR", ""),
+        metadata={
+            "description": "Extra knowledge-base folders of .md/.txt documents, os.pathsep-separated "
+            "(env PLANGRAPH_KB_DIR); the shipped notes are always searched."
+        },
+    )
+    templates_dirs: str = field(
+        default_factory=lambda: os.environ.get("PLANGRAPH_TEMPLATES_DIR", ""),
+        metadata={
+            "description": "Extra workflow-template folders (.dot), os.pathsep-separated "
+            "(env PLANGRAPH_TEMPLATES_DIR)."
+        },
+    )
+    pv_data: str = field(
+        default_factory=lambda: os.environ.get("PLANGRAPH_PV_DATA", ""),
+        metadata={
+            "description": "Folder of the PV tables (yield.csv, feed_in.csv, defaults.csv) replacing the "
+            "shipped ones (env PLANGRAPH_PV_DATA)."
         },
     )
 

@@ -1,7 +1,7 @@
 """The plangraph graph: remember → disclose → planner → executor ⇄ sub-agents / ask_user → finalizer → remember.
 
 `graph` is compiled without a checkpointer for `langgraph.json` (the server brings its own);
-`build_graph()` compiles the same wiring with whatever checkpointer and store the caller has.
+`build_graph()` compiles the same wiring with the caller's checkpointer (and services).
 """
 
 from __future__ import annotations
@@ -11,43 +11,55 @@ from collections.abc import Mapping, Sequence
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.store.base import BaseStore
-from langgraph.types import RetryPolicy
 
 from graphs.context import Context
+from graphs.services import ServiceHub
 from graphs.state import InputState, OutputState, State, StepInput
-from nodes.agent_node import STEP_RETRY, TRANSIENT_ERRORS, make_agent_node, threaded
+from nodes.agents import agents
 from nodes.ask_user import make_ask_user
 from nodes.disclose import make_disclose
 from nodes.executor import executor
-from nodes.finalizer import finalizer
+from nodes.finalizer import make_finalizer
+from nodes.kit.agent_node import make_agent_node, threaded
+from nodes.kit.registry import AgentSpec
+from nodes.kit.services import ServicesFactory
 from nodes.model_planner import PLANNER_PROMPT
 from nodes.planner import make_planner
-from nodes.registry import AgentSpec, agents
-from nodes.remember import remember, remember_answer
+from nodes.remember import make_remember, make_remember_answer
+from tools.faults import RETRY_POLICY
 
 __all__ = ["build_graph", "builder", "graph", "make_builder"]
 
-MODEL_RETRY = RetryPolicy(max_attempts=3, initial_interval=0.5, max_interval=5.0, retry_on=TRANSIENT_ERRORS)
-
 
 def make_builder(
-    specs: Mapping[str, AgentSpec] | None = None, templates: Sequence | None = None
+    specs: Mapping[str, AgentSpec] | None = None,
+    templates: Sequence | None = None,
+    services: ServicesFactory | None = None,
 ) -> StateGraph[State, Context, InputState, OutputState]:
-    """Wire the graph for a set of sub-agents (the registry by default) and workflow templates."""
+    """Wire the graph for a set of sub-agents (the shipped ones by default) and workflow templates.
+
+    `services` builds what a run needs from its Context (a new `ServiceHub` when None); every node
+    gets its services from it.
+    """
     specs = agents() if specs is None else specs
+    services = ServiceHub() if services is None else services
     b = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
-    b.add_node("remember_request", remember)
-    b.add_node("disclose_planner", make_disclose("planner", PLANNER_PROMPT))
+    b.add_node("remember_request", make_remember(services))
+    b.add_node("disclose_planner", make_disclose("planner", PLANNER_PROMPT, services))
     b.add_node(
-        "planner", make_planner(specs, templates), retry_policy=MODEL_RETRY, destinations=("executor", END)
+        "planner",
+        make_planner(specs, services, templates),
+        retry_policy=RETRY_POLICY,
+        destinations=("executor", END),
     )
     b.add_node("executor", executor, destinations=(*specs, "ask_user", "finalizer", "executor"))
-    b.add_node("ask_user", make_ask_user(specs), destinations=("executor", "ask_user"))
-    b.add_node("finalizer", finalizer, retry_policy=MODEL_RETRY)
-    b.add_node("remember_answer", remember_answer)
+    b.add_node("ask_user", make_ask_user(specs, services), destinations=("executor", "ask_user"))
+    b.add_node("finalizer", make_finalizer(services), retry_policy=RETRY_POLICY)
+    b.add_node("remember_answer", make_remember_answer(services))
     for name, spec in specs.items():
-        b.add_node(name, threaded(make_agent_node(spec)), input_schema=StepInput, retry_policy=STEP_RETRY)
+        b.add_node(
+            name, threaded(make_agent_node(spec, services)), input_schema=StepInput, retry_policy=RETRY_POLICY
+        )
         b.add_edge(name, "executor")
     b.add_edge(START, "remember_request")
     b.add_edge("remember_request", "disclose_planner")
@@ -59,12 +71,16 @@ def make_builder(
 
 def build_graph(
     checkpointer: BaseCheckpointSaver | None = None,
-    store: BaseStore | None = None,
     specs: Mapping[str, AgentSpec] | None = None,
     templates: Sequence | None = None,
+    services: ServicesFactory | None = None,
 ) -> CompiledStateGraph[State, Context, InputState, OutputState]:
-    """Compile the graph with a checkpointer (needed for interrupts and resume) and an optional store."""
-    return make_builder(specs, templates).compile(checkpointer=checkpointer, store=store, name="plangraph")
+    """Compile the graph with a checkpointer (needed for interrupts and resume).
+
+    Pass the `ServiceHub` (or a factory of your own) that the rest of your process uses, so the
+    graph and your code share one block memory per data directory.
+    """
+    return make_builder(specs, templates, services).compile(checkpointer=checkpointer, name="plangraph")
 
 
 builder = make_builder()

@@ -10,6 +10,7 @@ from typing_extensions import TypedDict
 
 from memory.disclosure import WindowRef
 from tools.contracts import ExecutionPlan
+from tools.plans.status import check_step_transition
 
 __all__ = ["InputState", "OutputState", "State", "StepInput", "merge_plan"]
 
@@ -19,7 +20,8 @@ def merge_plan(current: ExecutionPlan | None, update: dict[str, Any] | None) -> 
 
     A patch carries `planId` and any of `steps` (each matched by `seqNo`; its fields override),
     `context` (keys override) and `userQuery`. Parallel steps patch different seqNos, so their
-    updates commute. `None` clears the plan.
+    updates commute. `None` clears the plan. Every status change is checked against the status
+    machine (`tools.plans.status`): an illegal one raises `IllegalTransitionError`.
     """
     if update is None:
         return None
@@ -27,7 +29,12 @@ def merge_plan(current: ExecutionPlan | None, update: dict[str, Any] | None) -> 
         return ExecutionPlan(**update)  # type: ignore[typeddict-item]
     by_seq = {step["seqNo"]: dict(step) for step in current["steps"]}
     for patch in update.get("steps", []):
-        by_seq[patch["seqNo"]] = {**by_seq.get(patch["seqNo"], {}), **patch}
+        before: dict[str, Any] = by_seq.get(patch["seqNo"], {})
+        if "status" in patch and "status" in before:
+            new = patch["status"]
+            # Asking the user is the agent's (model's) decision; every other change is the framework's.
+            check_step_transition(before["status"], new, "model" if new == "interrupted" else "framework")
+        by_seq[patch["seqNo"]] = {**before, **patch}
     return ExecutionPlan(
         planId=current["planId"],
         userQuery=update.get("userQuery", current["userQuery"]),

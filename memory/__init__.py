@@ -2,12 +2,11 @@
 
 `BlockMemory` chunks messages into semantic blocks, searches them (BM25 + vectors, decay, tag
 boosts), builds the disclosed window for each model call, offloads big tool results and keeps a
-per-user long-term tier. `open_memory(data_dir)` returns the shared instance of a data directory.
+per-user long-term tier.
 """
 
 from memory.block_memory import BlockMemory
 from memory.disclosure import WindowRef
-from memory.registry import open_memory
 from memory.types import Block, BlockHit, MemorySettings, UnknownBlockError, UnknownDataIdError
 
 __all__ = [
@@ -18,5 +17,4 @@ __all__ = [
     "UnknownBlockError",
     "UnknownDataIdError",
     "WindowRef",
-    "open_memory",
 ]

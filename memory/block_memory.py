@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 import threading
 import time
@@ -86,8 +85,7 @@ class BlockMemory(ReadingMixin):
             embeddings = default_embeddings()
         self._store = Store(self.root / "memory.sqlite3")
         self._blobs = OffloadStore(self._store)
-        url = chroma_url if chroma_url is not None else os.environ.get("PLANGRAPH_CHROMA_URL") or None
-        self._vectors = VectorIndex(chroma_client(self.root / "chroma", url), embeddings)
+        self._vectors = VectorIndex(chroma_client(self.root / "chroma", chroma_url or None), embeddings)
         self._summarizer = summarizer
         self._states: dict[str, NamespaceState] = {}
         self._registered: set[str] = set()
@@ -131,6 +129,15 @@ class BlockMemory(ReadingMixin):
                 self._sync_vectors(namespace)
             return state
 
+    def _refresh(self, namespace: str, state: NamespaceState) -> None:
+        """Reload `state` in place (its lock held) when another BlockMemory on the same files appended."""
+        top = self._store.query("SELECT max(seq) FROM messages WHERE ns=?", (namespace,))[0][0]
+        if (0 if top is None else int(top) + 1) != state.next_seq:
+            fresh = load_state(self._store, namespace)
+            for name in state.__dataclass_fields__:
+                if name != "lock":
+                    setattr(state, name, getattr(fresh, name))
+
     def _sync_vectors(self, namespace: str) -> None:
         """Re-send the namespace's vectors from SQLite when Chroma holds fewer (a new or lost store)."""
         count, sample = self._store.query(
@@ -159,6 +166,7 @@ class BlockMemory(ReadingMixin):
             raise ValueError(f"namespace {namespace!r} is reserved for long-term memory; pick another name.")
         state = self._state(namespace)
         with state.lock:
+            self._refresh(namespace, state)
             entries = [self._entry(namespace, m, state, todo_id) for m in messages]
             with self._store.transaction() as conn:
                 conn.executemany(

@@ -24,13 +24,17 @@ _Scored = tuple[np.ndarray, np.ndarray]  # (slots, scores) of the matching docum
 class IncrementalBM25:
     """Okapi BM25 over a growing set of documents keyed by any hashable id.
 
-    `k1`, `b` and `epsilon` default to rank_bm25's; `scores(query)` returns every document that
+    `k1`, `b` and `epsilon` default to rank_bm25's (`smooth_idf=True`: Lucene's non-negative idf,
+    for small corpora such as routing texts); `scores(query)` returns every document that
     contains a query term, with the score `BM25Okapi.get_scores` gives it (possibly 0.0: Okapi's
     idf is exactly 0 for a term in half the documents, and a match must still be a candidate).
     """
 
-    def __init__(self, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
+    def __init__(
+        self, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25, smooth_idf: bool = False
+    ) -> None:
         self.k1, self.b, self.epsilon = k1, b, epsilon
+        self.smooth_idf = smooth_idf
         self._postings: dict[str, dict[int, int]] = {}  # term -> {slot: tf}
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # term -> (slots, tfs) cache
         self._slot: dict[Hashable, int] = {}
@@ -108,6 +112,8 @@ class IncrementalBM25:
 
     def _raw_idf(self, df: int) -> float:
         n = len(self._slot)
+        if self.smooth_idf:  # Lucene's idf: never negative, so a handful of documents rank sensibly
+            return math.log1p((n - df + 0.5) / (df + 0.5))
         return math.log(n - df + 0.5) - math.log(df + 0.5)
 
     def _average_idf(self) -> float:

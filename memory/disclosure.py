@@ -31,7 +31,6 @@ __all__ = [
     "OUTLINE_HEADER",
     "WindowRef",
     "assemble_window",
-    "build_window",
     "units",
 ]
 
@@ -119,19 +118,6 @@ def _newest(unit_list: list[list[BaseMessage]], max_messages: int) -> list[list[
     return kept
 
 
-def build_window(
-    system_prompt: str,
-    blocks: list[dict[str, Any]],
-    latest: Sequence[BaseMessage],
-    loose: Sequence[BaseMessage],
-    current_input: BaseMessage | None,
-    budget_tokens: int,
-    settings: MemorySettings,
-) -> list[BaseMessage]:
-    """Assemble the window; its `count_messages_tokens` never exceeds `budget_tokens`."""
-    return assemble_window(system_prompt, blocks, latest, loose, current_input, budget_tokens, settings)[0]
-
-
 def assemble_window(
     system_prompt: str,
     blocks: list[dict[str, Any]],
@@ -143,7 +129,7 @@ def assemble_window(
     allow_block_list: bool = True,
     outline: Sequence[str] = (),
 ) -> tuple[list[BaseMessage], bool]:
-    """`build_window` plus whether the block list (or the `outline` summaries) stayed in it.
+    """The window (its `count_messages_tokens` never exceeds `budget_tokens`) and whether the block list (or the `outline` summaries) stayed in it.
 
     `outline` holds short-term summary lines shown under the `list_blocks` hint when there are too
     many blocks to list; they go first when the window is over budget.

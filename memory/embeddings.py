@@ -10,7 +10,7 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-__all__ = ["MiniLMEmbeddings", "default_embeddings", "embeddings_from_env"]
+__all__ = ["MiniLMEmbeddings", "default_embeddings", "make_embeddings"]
 
 
 class MiniLMEmbeddings(Embeddings):
@@ -67,12 +67,14 @@ def default_embeddings() -> MiniLMEmbeddings:
     return MiniLMEmbeddings()
 
 
-def embeddings_from_env() -> Embeddings:
-    """Pick embeddings from `PLANGRAPH_EMBEDDINGS`: `minilm` (default), `hash` (tests), `openai`.
+def make_embeddings(
+    kind: str = "minilm", model: str = "", base_url: str = "", api_key: str = ""
+) -> Embeddings:
+    """Embeddings by kind: `minilm` (packaged, offline; the default), `hash` (tests), `openai`.
 
-    `openai` uses `PLANGRAPH_EMBEDDINGS_MODEL` against `OPENAI_BASE_URL` (any compatible server).
+    `openai` uses `model` (default text-embedding-3-small) at `base_url` (any compatible server).
     """
-    kind = os.environ.get("PLANGRAPH_EMBEDDINGS", "minilm").strip().lower()
+    kind = (kind or "minilm").strip().lower()
     if kind == "minilm":
         return default_embeddings()
     if kind == "hash":
@@ -82,8 +84,12 @@ def embeddings_from_env() -> Embeddings:
     if kind == "openai":
         from langchain_openai import OpenAIEmbeddings
 
-        model = os.environ.get("PLANGRAPH_EMBEDDINGS_MODEL", "text-embedding-3-small")
-        return OpenAIEmbeddings(model=model, check_embedding_ctx_length=False)
+        return OpenAIEmbeddings(
+            model=model or "text-embedding-3-small",
+            base_url=base_url or None,
+            api_key=api_key or None,  # type: ignore[arg-type]
+            check_embedding_ctx_length=False,
+        )
     raise ValueError(
         f"PLANGRAPH_EMBEDDINGS={kind!r} is not supported; use 'minilm' (default, offline), 'hash' or 'openai'."
     )

@@ -7,7 +7,7 @@ import re
 import threading
 from functools import cache
 
-__all__ = ["cjk_ratio", "is_cjk", "search_terms", "tokenize"]
+__all__ = ["cjk_ratio", "search_terms", "tokenize"]
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[a-z0-9][a-z0-9_.:/\-]*[a-z0-9]|[a-z0-9]")
@@ -24,11 +24,6 @@ _EN_STOP = frozenset(
 _ZH_STOP = frozenset(
     "的 了 和 是 在 我 有 就 不 人 都 一 上 也 很 到 说 要 去 你 会 着 没有 看 好 自己 这 那 吗 呢 吧 啊 把 被 让 给 与 及 或 并 对 中 为 之 请 帮 帮我 一下 一份 进行".split()
 )
-
-
-def is_cjk(ch: str) -> bool:
-    """True for a CJK ideograph."""
-    return bool(_CJK.match(ch))
 
 
 def cjk_ratio(text: str) -> float:

@@ -15,8 +15,8 @@ from langgraph.types import Command, interrupt
 
 from graphs.context import Context, resolve_context
 from graphs.state import State
-from nodes.registry import AgentSpec
-from nodes.services import plan_store
+from nodes.kit.registry import AgentSpec
+from nodes.kit.services import RunServices, ServicesFactory
 
 __all__ = ["InvalidResumeError", "make_ask_user", "parse_resume"]
 
@@ -49,19 +49,20 @@ def parse_resume(value: Any) -> tuple[str, dict[str, Any]]:
     return text, fields
 
 
-def make_ask_user(specs: Mapping[str, AgentSpec]):  # noqa: ANN201 - a node
+def make_ask_user(specs: Mapping[str, AgentSpec], services: ServicesFactory):  # noqa: ANN201 - a node
     """The ask_user node; `specs` parse free-text answers into input fields."""
 
     def ask_user(state: State, runtime: Runtime[Context]) -> Command[Literal["executor", "ask_user"]]:
         """Ask the question of the first waiting step; on resume, re-open only that step."""
-        return _ask(state, resolve_context(runtime.context), specs)
+        return _ask(state, services(resolve_context(runtime.context)), specs)
 
     return ask_user
 
 
 def _ask(
-    state: State, ctx: Context, specs: Mapping[str, AgentSpec]
+    state: State, svc: RunServices, specs: Mapping[str, AgentSpec]
 ) -> Command[Literal["executor", "ask_user"]]:
+    ctx = svc.ctx
     plan = state["plan"]
     assert plan is not None, "ask_user is only routed to with a plan"
     step = next(s for s in plan["steps"] if s["status"] == "interrupted")
@@ -74,7 +75,7 @@ def _ask(
         "question": f"{hint}{question}" if hint else question,
         "missing": list(result.get("context", {}).get("missing", [])),
     }
-    plan_store(ctx).save(
+    svc.plans.save(
         plan,
         user_id=ctx.user_id,
         conversation_id=ctx.conversation_id,
@@ -92,7 +93,7 @@ def _ask(
         )
     # Answered: the plan is no longer waiting (so `plangraph pending` stops listing it even if
     # the run dies before the finalizer saves it again).
-    plan_store(ctx).save(plan, user_id=ctx.user_id, conversation_id=ctx.conversation_id, status="running")
+    svc.plans.save(plan, user_id=ctx.user_id, conversation_id=ctx.conversation_id, status="running")
     spec = specs.get(step["agentName"])
     parsed = spec.parse_answer(text) if (spec and text) else {}
     answers = {k: list(v) for k, v in plan["context"].get("answers", {}).items()}

@@ -15,21 +15,22 @@ from langgraph.runtime import Runtime
 
 from graphs.context import Context, resolve_context
 from graphs.state import State
-from nodes.services import block_memory
+from nodes.kit.services import ServicesFactory
 
 __all__ = ["make_disclose"]
 
 
-def make_disclose(agent_name: str, system_prompt: str):  # noqa: ANN201 - a LangGraph node
+def make_disclose(agent_name: str, system_prompt: str, services: ServicesFactory):  # noqa: ANN201 - a LangGraph node
     """A node disclosing `{agent_name}_{user}_{conversation}` memory under `system_prompt`."""
 
     def disclose(state: State, runtime: Runtime[Context]) -> dict:
         """Store the reference of the window the next model call will see."""
-        ctx = resolve_context(runtime.context)
-        memory = block_memory(ctx)
-        namespace = memory.scope(agent_name, ctx.user_id, ctx.conversation_id)
+        svc = services(resolve_context(runtime.context))
         current = next((m for m in reversed(state.get("messages", [])) if isinstance(m, HumanMessage)), None)
-        return {"window": memory.disclose_ref(namespace, ctx.token_budget, system_prompt, current)}
+        window = svc.memory.disclose_ref(
+            svc.namespace(agent_name), svc.ctx.token_budget, system_prompt, current
+        )
+        return {"window": window}
 
     disclose.__name__ = f"disclose_{agent_name}"
     return disclose

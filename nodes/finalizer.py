@@ -9,10 +9,10 @@ from langgraph.runtime import Runtime
 
 from graphs.context import Context, resolve_context
 from graphs.state import State
-from nodes.services import chat_model, plan_store
-from tools.contracts import ExecutionPlan
+from nodes.kit.services import ServicesFactory
+from tools.contracts import ExecutionPlan, artifacts_of
 
-__all__ = ["FINALIZER_PROMPT", "artifacts_of", "finalizer", "template_summary"]
+__all__ = ["FINALIZER_PROMPT", "make_finalizer", "template_summary"]
 
 log = logging.getLogger("plangraph.finalizer")
 
@@ -26,17 +26,6 @@ _STATUS = {
     "not_started": "未执行",
     "in_progress": "运行中",
 }
-
-
-def artifacts_of(plan: ExecutionPlan) -> list[str]:
-    """File paths the plan's steps produced, in step order, without duplicates."""
-    paths: list[str] = []
-    for step in plan["steps"]:
-        context = step["result"]["context"] if step["result"] else {}
-        for path in context.get("artifacts", []):
-            if path not in paths:
-                paths.append(str(path))
-    return paths
 
 
 def template_summary(plan: ExecutionPlan) -> str:
@@ -57,14 +46,24 @@ def template_summary(plan: ExecutionPlan) -> str:
     return "\n".join(lines)
 
 
-def finalizer(state: State, runtime: Runtime[Context]) -> dict:
-    """Summarise the plan into `summary` and an AI message; save the finished plan."""
-    ctx = resolve_context(runtime.context)
+def make_finalizer(services: ServicesFactory):  # noqa: ANN201 - a LangGraph node
+    """The finalizer node."""
+
+    def finalizer(state: State, runtime: Runtime[Context]) -> dict:
+        """Summarise the plan into `summary` and an AI message; save the finished plan."""
+        return _finalize(state, runtime, services)
+
+    return finalizer
+
+
+def _finalize(state: State, runtime: Runtime[Context], services: ServicesFactory) -> dict:
     plan = state.get("plan")
     if plan is None:
         return {}
+    svc = services(resolve_context(runtime.context))
+    ctx = svc.ctx
     summary = template_summary(plan)
-    model = chat_model(ctx)
+    model = svc.model
     if model is not None:
         from nodes.model_planner import stream_model
 
@@ -77,6 +76,6 @@ def finalizer(state: State, runtime: Runtime[Context]) -> dict:
     else:
         runtime.stream_writer({"index": -1, "content": summary})
     status = "failed" if any(s["status"] == "failed" for s in plan["steps"]) else "completed"
-    plan_store(ctx).save(plan, user_id=ctx.user_id, conversation_id=ctx.conversation_id, status=status)
+    svc.plans.save(plan, user_id=ctx.user_id, conversation_id=ctx.conversation_id, status=status)
     log.info("plan %s finished: %s", plan["planId"], status)
     return {"summary": summary, "messages": [AIMessage(content=summary)]}

@@ -21,12 +21,9 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.tool import invalid_tool_call
 
-from graphs.context import Context
 from memory import WindowRef
-from nodes.registry import AgentSpec
-from nodes.services import block_memory, chat_model
-from nodes.step import memory_namespace
-from tools.memory_tools import make_memory_tools
+from nodes.kit.registry import AgentSpec
+from nodes.kit.services import RunServices
 from tools.planning import make_planning_tools
 
 __all__ = ["MAX_PLAN_ROUNDS", "PLANNER_PROMPT", "PlanningFailedError", "plan_with_model", "stream_model"]
@@ -84,9 +81,9 @@ def _is_json(text: str) -> bool:
     return True
 
 
-def _prompt(query: str, ctx: Context, window: WindowRef | None) -> list[BaseMessage]:
-    memory = block_memory(ctx)
-    namespace = memory_namespace("planner", ctx.user_id, ctx.conversation_id)
+def _prompt(query: str, svc: RunServices, window: WindowRef | None) -> list[BaseMessage]:
+    memory, ctx = svc.memory, svc.ctx
+    namespace = svc.namespace("planner")
     messages = None
     if window is not None and window["namespace"] == namespace:
         messages = memory.window(window, PLANNER_PROMPT)
@@ -101,7 +98,7 @@ def _prompt(query: str, ctx: Context, window: WindowRef | None) -> list[BaseMess
 
 def plan_with_model(
     query: str,
-    ctx: Context,
+    svc: RunServices,
     writer: Callable[[Any], None],
     specs: Mapping[str, AgentSpec],
     window: WindowRef | None = None,
@@ -110,13 +107,11 @@ def plan_with_model(
 
     `window` is the reference the disclose node stored; without it the window is disclosed here.
     """
-    memory = block_memory(ctx)
-    namespace = memory.scope("planner", ctx.user_id, ctx.conversation_id)
-    tools = {t.name: t for t in [*make_planning_tools(specs), *make_memory_tools(memory, namespace)]}
-    model = chat_model(ctx)
-    assert model is not None, "plan_with_model needs ctx.model"
+    tools = {t.name: t for t in [*make_planning_tools(specs), *svc.agent_tools("planner")]}
+    model = svc.model
+    assert model is not None, "plan_with_model needs a model (Context.model)"
     bound = model.bind_tools(list(tools.values()))
-    messages = _prompt(query, ctx, window)
+    messages = _prompt(query, svc, window)
     last_error = "no create_plan call"
     for round_no in range(MAX_PLAN_ROUNDS):
         reply = stream_model(bound, messages, lambda text: writer({"index": -1, "content": text}))

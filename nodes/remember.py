@@ -10,48 +10,64 @@ from __future__ import annotations
 
 import logging
 
-import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from graphs.context import Context, resolve_context
 from graphs.state import State
-from nodes.agent_node import TRANSIENT_ERRORS
-from nodes.services import agent_memory, block_memory, chat_model
+from nodes.kit.services import RunServices, ServicesFactory
+from tools.faults import MODEL_ERRORS
 
 log = logging.getLogger("plangraph.memory")
 SUMMARY_PROMPT = "用不超过50个字概括下面这段对话的核心内容（保留地点、数值等关键事实），只输出概括本身。"
 SUMMARIES_PER_NAMESPACE = 2  # model calls per namespace per turn, at most
-_MODEL_ERRORS: tuple[type[Exception], ...] = (*TRANSIENT_ERRORS, openai.APIStatusError)
-
-__all__ = ["remember", "remember_answer"]
+__all__ = ["make_remember", "make_remember_answer"]
 
 
-def remember(state: State, runtime: Runtime[Context]) -> dict:
+def _remember(state: State, svc: RunServices) -> None:
     """Append the newest human or AI message to `planner_{user}_{conversation}` memory (once per id)."""
-    ctx = resolve_context(runtime.context)
     messages = [m for m in state.get("messages", []) if isinstance(m, (HumanMessage, AIMessage))]
     if not messages:
-        return {}
+        return
     newest = messages[-1]
-    memory = agent_memory(ctx, "planner")
+    memory = svc.agent_memory("planner")
     if newest.id is None or all(m.id != newest.id for m in memory.recent(4)):
         memory.add([newest])
-    return {}
 
 
-def remember_answer(state: State, runtime: Runtime[Context]) -> dict:
+def make_remember(services: ServicesFactory):  # noqa: ANN201 - a LangGraph node
+    """The node that remembers the newest request in the planner's memory."""
+
+    def remember(state: State, runtime: Runtime[Context]) -> dict:
+        """Append the newest human or AI message to the planner's memory (once per id)."""
+        _remember(state, services(resolve_context(runtime.context)))
+        return {}
+
+    return remember
+
+
+def make_remember_answer(services: ServicesFactory):  # noqa: ANN201 - a LangGraph node
+    """The node that remembers the final answer and trims the state's messages."""
+
+    def remember_answer(state: State, runtime: Runtime[Context]) -> dict:
+        """Remember the answer, then keep only the newest `state_messages` chat messages in state."""
+        return _remember_answer(state, services(resolve_context(runtime.context)))
+
+    return remember_answer
+
+
+def _remember_answer(state: State, svc: RunServices) -> dict:
     """Remember the final answer, then keep only the newest `state_messages` chat messages in state.
 
     Every request and answer is in the planner's block memory (this node and `remember_request`),
     so the older copies in the graph state are redundant; without trimming, every checkpoint
     would carry the whole conversation and grow with every turn (bench/graph_checkpoint_bytes.py).
     """
-    remember(state, runtime)
-    ctx = resolve_context(runtime.context)
+    _remember(state, svc)
+    ctx = svc.ctx
     if ctx.model_summaries:
-        _summarize_blocks(ctx, state)
+        _summarize_blocks(svc, state)
     keep = ctx.state_messages
     messages = state.get("messages", [])
     if keep <= 0 or len(messages) <= keep:
@@ -59,19 +75,18 @@ def remember_answer(state: State, runtime: Runtime[Context]) -> dict:
     return {"messages": [RemoveMessage(id=m.id) for m in messages[:-keep] if m.id]}
 
 
-def _summarize_blocks(ctx: Context, state: State) -> None:
+def _summarize_blocks(svc: RunServices, state: State) -> None:
     """Model-written gists for the newest finished blocks of the planner and this plan's agents."""
-    model = chat_model(ctx)
+    model = svc.model
     if model is None:
         return
     plan = state.get("plan")
     agents = ["planner", *dict.fromkeys(s["agentName"] for s in (plan["steps"] if plan else []))]
-    memory = block_memory(ctx)
     for agent in agents:
-        namespace = memory.scope(agent, ctx.user_id, ctx.conversation_id)
+        namespace = svc.namespace(agent)
         try:
-            memory.summarize(namespace, lambda text: _gist(model, text), SUMMARIES_PER_NAMESPACE)
-        except _MODEL_ERRORS as error:  # the model failed: keep the extractive gist
+            svc.memory.summarize(namespace, lambda text: _gist(model, text), SUMMARIES_PER_NAMESPACE)
+        except MODEL_ERRORS as error:  # the model failed: keep the extractive gist
             log.warning("block summaries for %s skipped: %s: %s", namespace, type(error).__name__, error)
             return
 

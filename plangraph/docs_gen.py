@@ -98,7 +98,7 @@ def s1_plan(work_dir: Path) -> dict[str, Any]:
 
 def s1_plan_dot(work_dir: Path) -> str:
     """S1's waiting plan as DOT (the seed format, what `plangraph plan --format dot` prints)."""
-    from tools.plan_dot import plan_to_dot
+    from tools.plans.dot import plan_to_dot
 
     dot = plan_to_dot(s1_plan(work_dir))  # type: ignore[arg-type]
     return dot if dot.endswith("\n") else dot + "\n"
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=ROOT, help="repository root (default: this checkout)")
     parser.add_argument("--check", action="store_true", help="only report stale files; exit 1 if any")
     args = parser.parse_args(argv)
-    from tools.plan_render import GraphvizMissingError, render
+    from tools.plans.render import GraphvizMissingError, render
 
     try:
         with tempfile.TemporaryDirectory(prefix="plangraph-docs-", ignore_cleanup_errors=True) as work:

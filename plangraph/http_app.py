@@ -21,18 +21,19 @@ from fastapi.responses import FileResponse, JSONResponse
 
 from graphs.context import Context
 from graphs.main import build_graph
-from nodes.finalizer import artifacts_of
+from graphs.services import ServiceHub
 from plangraph.auth import RateLimiter, load_api_keys
 from plangraph.checkpoint import open_checkpointer
 from plangraph.http_guard import Guard, json_error
 from plangraph.http_runnable import Backend, ConversationRunnable
-from plangraph.plan_store import open_plan_store
 from plangraph.runner import (
     ConversationNotFoundError,
     ConversationStateError,
     ServiceUnavailableError,
     UserFacingError,
 )
+from tools.contracts import artifacts_of
+from tools.plans.store import PlanStore
 
 if TYPE_CHECKING:
     from langserve.server import EndpointName
@@ -101,7 +102,9 @@ def create_app(
             open_checkpointer(data_path, checkpoint_url) as saver,
             ThreadPoolExecutor(turn_workers, thread_name_prefix="plangraph-turn") as pool,
         ):
-            opened["backend"] = Backend(build_graph(checkpointer=saver), str(data_path), pool)
+            opened["backend"] = Backend(
+                build_graph(checkpointer=saver, services=ServiceHub()), str(data_path), pool
+            )
             yield
             opened.clear()
 
@@ -155,7 +158,7 @@ def _add_langserve(app: FastAPI, runnable: ConversationRunnable) -> None:
 
 
 def _add_rest(app: FastAPI, data_path: Path) -> None:
-    store = open_plan_store(data_path)
+    store = PlanStore(data_path / "plans.sqlite")
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:

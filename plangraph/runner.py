@@ -24,11 +24,10 @@ from langgraph.types import Command, StateSnapshot
 
 from graphs.context import Context
 from graphs.main import build_graph
+from graphs.services import ServiceHub
 from graphs.state import InputState, OutputState, State
 from memory.vectors import VectorStoreError
-from nodes.agent_node import TRANSIENT_ERRORS
-from nodes.finalizer import artifacts_of
-from nodes.planner import EMPTY_REQUEST, HUGE_REQUEST, MAX_REQUEST_CHARS
+from nodes.planner import EMPTY_REQUEST, HUGE_REQUEST
 from plangraph.checkpoint import open_checkpointer
 from plangraph.errors import (
     ConversationNotFoundError,
@@ -36,6 +35,8 @@ from plangraph.errors import (
     ServiceUnavailableError,
     UserFacingError,
 )
+from tools.contracts import artifacts_of
+from tools.faults import TRANSIENT_ERRORS
 
 # A service the run depends on failed; the checkpoint is intact and `resume` continues.
 _SERVICE_ERRORS: tuple[type[Exception], ...] = (
@@ -100,10 +101,15 @@ class PlanRunner:
         graph: CompiledStateGraph[State, Context, InputState, OutputState],
         context: Context,
         thread_id: str | None = None,
+        services: ServiceHub | None = None,
     ) -> None:
-        """`thread_id` defaults to the conversation id (the HTTP server namespaces it per user)."""
+        """`thread_id` defaults to the conversation id (the HTTP server namespaces it per user).
+
+        `services` is the hub the graph was built with (to read results it stored by reference).
+        """
         self.graph = graph
         self.context = context
+        self.services = services or ServiceHub()
         # The owner goes into every checkpoint's metadata: another user id on the same
         # conversation id is told the conversation does not exist (the CLI's thread id is the
         # conversation id alone; the HTTP server also namespaces thread ids per user).
@@ -131,7 +137,8 @@ class PlanRunner:
         if data_dir:
             context.data_dir = data_dir
         with open_checkpointer(context.data_path, checkpoint_url) as saver:
-            yield cls(build_graph(checkpointer=saver), context)
+            hub = ServiceHub()
+            yield cls(build_graph(checkpointer=saver, services=hub), context, services=hub)
 
     def run(self, request: str, on_chunk: Callable[[dict], None] | None = None) -> RunOutcome:
         """Plan and run `request`; stops at the first question or at the end."""
@@ -150,8 +157,9 @@ class PlanRunner:
         text = (request or "").strip()
         if not text:
             raise UserFacingError(EMPTY_REQUEST)
-        if len(text) > MAX_REQUEST_CHARS:
-            raise UserFacingError(HUGE_REQUEST.format(n=len(text), limit=MAX_REQUEST_CHARS))
+        limit = self.context.max_request_chars
+        if len(text) > limit:
+            raise UserFacingError(HUGE_REQUEST.format(n=len(text), limit=limit))
         return {"messages": [{"role": "user", "content": text}]}
 
     def resume_input(self, answer: Any = None) -> Any:
@@ -195,16 +203,18 @@ class PlanRunner:
             return self._render_step_plan(plan, step, fmt, output)
         if fmt == "json":
             return json.dumps(plan, ensure_ascii=False, indent=2, default=str) + "\n"
-        from tools.plan_dot import plan_to_dot
+        from tools.plans.dot import plan_to_dot
 
         return self._render_dot(plan_to_dot(plan), fmt, output)  # type: ignore[arg-type]
 
     def _render_step_plan(self, plan: dict[str, Any], step: int, fmt: str, output: str | None) -> str:
-        from nodes.ep_plans import NoInternalPlanError, internal_plan_json, step_internal_plan
-        from tools.plan_dot import internal_plan_to_dot
+        from nodes.agents import agents
+        from nodes.kit.ep_plans import NoInternalPlanError, internal_plan_json, step_internal_plan
+        from tools.plans.dot import internal_plan_to_dot
 
         try:
-            ep = step_internal_plan(plan, step)  # type: ignore[arg-type]
+            load = self.services(self.context).results("planner").load
+            ep = step_internal_plan(plan, step, agents(), load)  # type: ignore[arg-type]
         except NoInternalPlanError as error:
             raise UserFacingError(str(error)) from None
         if fmt == "json":
@@ -216,7 +226,7 @@ class PlanRunner:
             return dot if dot.endswith("\n") else dot + "\n"
         if not output:
             raise UserFacingError(f"--format {fmt} 需要用 --output 指定输出文件。")
-        from tools.plan_render import GraphvizMissingError, render
+        from tools.plans.render import GraphvizMissingError, render
 
         try:
             data = render(dot, "svg" if fmt == "svg" else "png")

@@ -37,7 +37,7 @@ from typing import Any
 
 from graphs.context import Context
 from plangraph.errors import UserFacingError
-from plangraph.plan_store import PlanStore, open_plan_store
+from tools.plans.store import PlanStore
 
 __all__ = [
     "HOOK_ENV",
@@ -295,7 +295,7 @@ def configure_remind(parser: argparse.ArgumentParser) -> None:
 def _store() -> PlanStore | None:
     """The plan store of the data dir (as the runner resolves it), or None when there is none yet."""
     path = Path(Context().data_dir).expanduser().resolve()
-    return open_plan_store(path) if (path / "plans.sqlite").is_file() else None
+    return PlanStore(path / "plans.sqlite") if (path / "plans.sqlite").is_file() else None
 
 
 def run_pending(args: argparse.Namespace) -> int:

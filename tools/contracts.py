@@ -13,6 +13,7 @@ __all__ = [
     "PlanStep",
     "StepStatus",
     "StreamChunk",
+    "artifacts_of",
 ]
 
 StepStatus = Literal["not_started", "in_progress", "interrupted", "completed", "failed"]
@@ -66,3 +67,14 @@ class StreamChunk(TypedDict):
     index: int
     content: str
     agentChatResponse: NotRequired[AgentChatResponse]
+
+
+def artifacts_of(plan: ExecutionPlan) -> list[str]:
+    """File paths the plan's steps produced, in step order, without duplicates."""
+    paths: list[str] = []
+    for step in plan["steps"]:
+        context = step["result"]["context"] if step["result"] else {}
+        for path in context.get("artifacts", []):
+            if path not in paths:
+                paths.append(str(path))
+    return paths

@@ -23,7 +23,7 @@ import time
 from collections import Counter
 
 import graphs.main as graph_module
-import nodes.registry as registry
+import nodes.agents as registry
 
 KILL_AT = os.environ.get("PLANGRAPH_TEST_KILL_AT", "")
 RUN_LOG = os.environ.get("PLANGRAPH_TEST_RUN_LOG", "")
@@ -81,7 +81,7 @@ for _name in list(specs):
     specs[_name] = _wrap(specs[_name])
 
 _executor = graph_module.executor
-_finalizer = graph_module.finalizer
+_make_finalizer = graph_module.make_finalizer
 
 
 def _killing_executor(state):  # noqa: ANN001, ANN202
@@ -92,15 +92,20 @@ def _killing_executor(state):  # noqa: ANN001, ANN202
     return _executor(state)
 
 
-def _killing_finalizer(state, runtime):  # noqa: ANN001, ANN202
-    update = _finalizer(state, runtime)
-    if KILL_AT == "finalizer:end":
-        _die()
-    return update
+def _killing_make_finalizer(services):  # noqa: ANN001, ANN202
+    finalizer = _make_finalizer(services)
+
+    def killing_finalizer(state, runtime):  # noqa: ANN001, ANN202
+        update = finalizer(state, runtime)
+        if KILL_AT == "finalizer:end":
+            _die()
+        return update
+
+    return killing_finalizer
 
 
 graph_module.executor = _killing_executor
-graph_module.finalizer = _killing_finalizer
+graph_module.make_finalizer = _killing_make_finalizer
 
 if __name__ == "__main__":
     from plangraph.cli import main

@@ -10,7 +10,7 @@ from pathlib import Path
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from memory import BlockMemory
-from memory.embeddings import embeddings_from_env
+from tests.support.services import env_embeddings
 
 FACT = "the installed capacity of the rooftop plant is 500 kW"
 BIG_RESULT = "year,cashflow\n" + "".join(f"{y},{y * 1234.5:.1f}\n" for y in range(4000))
@@ -25,7 +25,7 @@ def restart_chroma() -> None:
 
 def filled_memory(root: Path) -> tuple[BlockMemory, str, str]:
     """A memory with one closed block and one offloaded tool result; returns (memory, ns, data id)."""
-    memory = BlockMemory(root, embeddings_from_env())
+    memory = BlockMemory(root, env_embeddings())
     ns = memory.scope("pv_calc", "alice", "c1")
     memory.add_messages(
         ns,

@@ -20,13 +20,13 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from graphs.context import Context
 from graphs.main import build_graph
-from nodes.registry import agents
+from nodes.agents import agents
 from plangraph.cli import main
 from plangraph.runner import PlanRunner, UserFacingError
 from tests.unit.core.fake_agents import RUNS, SPECS, TEMPLATES
 from tests.unit.plans.test_plan_dot import AGENTS, SEED_EP, pv_plan
-from tools.plan_dot import PlanFormatError, dot_to_internal_plan, dot_to_plan, parse_dot_graph, plan_to_dot
-from tools.workflows import TemplateError, load_template
+from tools.plans.dot import PlanFormatError, dot_to_internal_plan, dot_to_plan, parse_dot_graph, plan_to_dot
+from tools.plans.workflows import TemplateError, load_template
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 argv_text = st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=12)
@@ -170,7 +170,7 @@ def test_every_agents_answer_parser_takes_any_text(text):
 
 def _valid_texts() -> list[str]:
     texts = [plan_to_dot(pv_plan()), SEED_EP]
-    shipped = Path(__file__).parents[2] / "data" / "workflows"
+    shipped = Path(__file__).parents[2] / "tools" / "plans" / "templates"
     texts += [p.read_text(encoding="utf-8") for p in sorted(shipped.glob("*.dot"))]
     return texts
 

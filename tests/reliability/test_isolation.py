@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from nodes.agents._pv import artifact_path
 from tests.reliability.storage import BIG_RESULT, filled_memory
 from tools.memory_tools import make_memory_tools
-from tools.pv_case import artifact_path
 
 TRAVERSAL = ["store://../memory.sqlite3", "store://../../etc/passwd", "../memory.sqlite3", "store://%2e%2e/x"]
 

@@ -9,10 +9,10 @@ import sys
 import pytest
 
 from memory import BlockMemory
-from memory.embeddings import embeddings_from_env
 from tests.reliability.s1_kill import cli_env
 from tests.reliability.storage import hold_write_lock
 from tests.support.openai_server import ScriptedOpenAIServer, fault_status
+from tests.support.services import env_embeddings
 
 QUESTION = "分布式光伏余电上网电价怎么定？"
 
@@ -66,10 +66,10 @@ def test_corrupt_chroma_directory_is_rebuilt_or_reported_clearly(tmp_path, monke
     assert "Traceback" not in proc.stderr, proc.stderr[-800:]
     assert proc.returncode == 0, proc.stdout[-800:]
     assert "is damaged" in proc.stderr and list((data / "memory").glob("chroma.corrupt-*"))
-    from nodes.step import memory_namespace
+    from nodes.kit.step import memory_namespace
 
     namespace = memory_namespace("planner", "bob", "c0")
-    memory = BlockMemory(data / "memory", embeddings_from_env())
+    memory = BlockMemory(data / "memory", env_embeddings())
     hits = memory.search(namespace, QUESTION)
     blocks = len(memory.list_blocks(namespace))
     # A CJK query is ranked by BM25 alone (MiniLM is English), so look at the vector side directly.
@@ -111,7 +111,7 @@ def test_dot_dot_ids_keep_report_files_inside_the_artifact_folder(tmp_path, user
     report into the parent of the data dir."""
     from types import SimpleNamespace
 
-    from tools.pv_case import artifact_path
+    from nodes.agents._pv import artifact_path
 
     data = tmp_path / "data"
     ctx = SimpleNamespace(data_dir=data, user_id=user, conversation_id=conversation, plan_id="plan_1")
@@ -125,9 +125,9 @@ def test_ids_with_underscores_do_not_share_memory(tmp_path, data_dir):
     that of user "a"/conversation "b_c" before ids were escaped: one user read the other's memory."""
     from langchain_core.messages import HumanMessage
 
-    from nodes.step import memory_namespace
+    from nodes.kit.step import memory_namespace
 
-    memory = BlockMemory(tmp_path / "mem", embeddings_from_env())
+    memory = BlockMemory(tmp_path / "mem", env_embeddings())
     first = memory_namespace("pv_calc", "a_b", "c")
     memory.register_namespace(first, "a_b", "c", "pv_calc")
     memory.add_messages(first, [HumanMessage("a_b 的私密测算：装机 777kW")])
@@ -167,7 +167,7 @@ def test_another_user_cannot_open_a_conversation_by_its_id(data_dir):
 def test_different_ids_never_share_an_artifact_folder(tmp_path):
     from types import SimpleNamespace
 
-    from tools.pv_case import artifact_path
+    from nodes.agents._pv import artifact_path
 
     ids = ["a_b", "a/b", "a%2Fb", "a b", "a.b", ".ab", "%2Eab", "", "%", "..", "用户", "a\\b"]
     folders = {

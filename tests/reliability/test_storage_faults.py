@@ -13,9 +13,9 @@ import time
 import pytest
 
 from memory import BlockMemory, UnknownDataIdError
-from memory.embeddings import embeddings_from_env
 from plangraph.runner import PlanRunner
 from tests.reliability.storage import FACT, filled_memory, hold_write_lock, restart_chroma
+from tests.support.services import env_embeddings
 from tools.memory_tools import make_memory_tools
 
 QUESTION = "分布式光伏余电上网电价怎么定？"
@@ -40,7 +40,7 @@ def test_lost_chroma_directory_is_rebuilt_from_the_vectors_in_sqlite(tmp_path, d
     memory.close()
     restart_chroma()
     shutil.rmtree(tmp_path / "mem" / "chroma")
-    reopened = BlockMemory(tmp_path / "mem", embeddings_from_env())
+    reopened = BlockMemory(tmp_path / "mem", env_embeddings())
     hits = reopened.search(ns, FACT)
     assert hits and FACT in hits[0].text
     # A block without a vector scores cosine 0; hash embeddings give any other value, sign included.

@@ -11,8 +11,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 from memory import BlockMemory
 from memory.vectors import chroma_client, vector_key
 from plangraph.runner import PlanRunner
-from tools.kb_corpus import SHIPPED_KB_DIR
-from tools.kb_index import KnowledgeIndex
+from tools.kb.corpus import SHIPPED_KB_DIR
+from tools.kb.index import KnowledgeIndex
 
 S1 = "帮我生成一份光伏经济测算报告"
 S1_ANSWER = "地点是杭州余杭区，进行工商业光伏测算，装机容量500kW"
@@ -60,9 +60,10 @@ def test_block_memory_keeps_vectors_in_the_server(chroma_url, tmp_path):
     memory.close()
 
 
-def test_knowledge_index_on_the_server(chroma_url, tmp_path, monkeypatch):
-    monkeypatch.setenv("PLANGRAPH_CHROMA_URL", chroma_url)
-    index = KnowledgeIndex(tmp_path, [SHIPPED_KB_DIR], DeterministicFakeEmbedding(size=48))
+def test_knowledge_index_on_the_server(chroma_url, tmp_path):
+    index = KnowledgeIndex(
+        tmp_path, [SHIPPED_KB_DIR], DeterministicFakeEmbedding(size=48), chroma_url=chroma_url
+    )
     report = index.refresh()
     assert report.added >= 10
     hits = index.search("分布式光伏 余电上网 全额上网 的区别", k=3)
@@ -70,7 +71,9 @@ def test_knowledge_index_on_the_server(chroma_url, tmp_path, monkeypatch):
     [(_, count)] = _stored(chroma_url, "kb-").items()
     assert count >= report.added
     assert not (tmp_path / "kb").exists()
-    again = KnowledgeIndex(tmp_path / "elsewhere", [SHIPPED_KB_DIR], DeterministicFakeEmbedding(size=48))
+    again = KnowledgeIndex(
+        tmp_path / "elsewhere", [SHIPPED_KB_DIR], DeterministicFakeEmbedding(size=48), chroma_url=chroma_url
+    )
     assert again.refresh().unchanged == report.added  # a second process finds the index on the server
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from plangraph.plan_store import PlanStore
 from plangraph.runner import PlanRunner, UserFacingError
 from tests.support.local_server import free_port
+from tools.plans.store import PlanStore
 
 S1 = "帮我生成一份光伏经济测算报告"
 S1_ANSWER = "地点是杭州余杭区，进行工商业光伏测算，装机容量500kW"

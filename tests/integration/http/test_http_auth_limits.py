@@ -124,8 +124,8 @@ def test_rate_limiter_refills_over_time():
 
 
 def test_internal_errors_are_json_without_traces(live, monkeypatch):
-    from plangraph.plan_store import PlanStore
     from plangraph.runner import PlanRunner
+    from tools.plans.store import PlanStore
 
     def broken(*args, **kwargs):
         raise RuntimeError("secret detail /srv/plangraph/db")

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from memory.embeddings import default_embeddings
-from tools.kb_corpus import SHIPPED_KB_DIR
-from tools.kb_index import KnowledgeIndex
+from tools.kb.corpus import SHIPPED_KB_DIR
+from tools.kb.index import KnowledgeIndex
 
 # question → file-name prefix of the document that answers it
 GOLDEN = [

@@ -12,10 +12,10 @@ from datetime import UTC, datetime, timedelta
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, convert_to_messages
 
-from memory import open_memory
 from memory.tokens import count_messages_tokens
 from plangraph.runner import PlanRunner
 from tests.support.openai_server import ScriptedOpenAIServer, reply_text, reply_tool_call
+from tests.support.services import graph_memory
 
 KNOWLEDGE_PLAN = {
     "steps": [{"seqNo": 0, "agentName": "knowledge", "requirement": "回答余电上网电价政策", "dependsOn": []}]
@@ -40,7 +40,7 @@ def _tokens(body: dict) -> int:
 
 def _old_history(data_dir, user: str, conversation: str, turns: int) -> int:
     """Planner memory with the fact three days ago, then `turns` filler turns; returns its tokens."""
-    memory = open_memory(data_dir)
+    memory = graph_memory(data_dir)
     ns = memory.scope("planner", user, conversation)
     start = datetime.now(UTC) - timedelta(days=3)
     messages = [
@@ -87,7 +87,7 @@ def test_planner_searches_old_fact_within_budget_and_keeps_nothing(model_env, da
     found = [m["content"] for m in second["messages"] if m["role"] == "tool"]
     assert len(found) == 1 and "3200" in found[0] and "[b_main_001]" in found[0]
 
-    kept = open_memory(data_dir).messages("planner_u_g1")
+    kept = graph_memory(data_dir).messages("planner_u_g1")
     assert not any(isinstance(m, ToolMessage) or "[b_main_001]" in str(m.content) for m in kept)
     assert [type(m) for m in kept[-2:]] == [HumanMessage, AIMessage]  # the request and the answer
     assert window["namespace"] == "planner_u_g1" and window["tokens"] <= 600
@@ -110,6 +110,6 @@ def test_planner_prompt_stays_flat_over_a_long_conversation(model_env, data_dir)
                 q, _ = FILLER[turn % len(FILLER)]
                 runner.run(f"{q}这是第 {turn} 轮，请结合杭州余杭区 500kW 工商业项目回答。")
         sizes = [_tokens(r) for r in server.requests if _is_planner(r)]
-    history = count_messages_tokens(open_memory(data_dir).messages("planner_u_g2"))
+    history = count_messages_tokens(graph_memory(data_dir).messages("planner_u_g2"))
     assert len(sizes) == 12 and max(sizes) <= budget < history / 3
     assert sizes[-1] <= sizes[4] + 40  # flat once the window is full, while the history keeps growing

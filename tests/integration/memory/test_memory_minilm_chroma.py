@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from memory import BlockMemory, open_memory
+from memory import BlockMemory
 from memory.embeddings import default_embeddings
 
 ZH_SET = Path(__file__).parents[3] / "bench" / "data" / "memory_zh_retrieval.json"
@@ -96,9 +96,8 @@ def test_english_paraphrase_found_by_vectors_and_everything_survives_reopen(tmp_
     assert any(h.metadata["tier"] == "long_term" for h in again.search(other, "which panels do I prefer"))
 
 
-def test_parallel_namespaces_and_shared_instance(tmp_path, embeddings):
-    memory = open_memory(tmp_path, embeddings)
-    assert open_memory(str(tmp_path / ".." / tmp_path.name)) is memory
+def test_parallel_namespaces_share_one_instance(tmp_path, embeddings):
+    memory = BlockMemory(tmp_path / "memory", embeddings)
     errors: list[BaseException] = []
 
     def worker(n: int) -> None:

@@ -11,7 +11,7 @@ from dataclasses import replace
 from plangraph.cli import main
 from plangraph.runner import PlanRunner
 from tests.support.openai_server import ScriptedOpenAIServer, reply_text, reply_tool_call
-from tools.plan_dot import InternalNode, dot_to_internal_plan, internal_plan_to_dot
+from tools.plans.dot import InternalNode, dot_to_internal_plan, internal_plan_to_dot
 
 REQUEST = "帮我测算杭州余杭区500kW工商业屋顶光伏的收益"
 PLAN = {"steps": [{"seqNo": 0, "agentName": "pv_calc", "requirement": REQUEST, "dependsOn": []}]}

@@ -10,7 +10,7 @@ import dataclasses
 import sys
 import time
 
-import nodes.registry as registry
+import nodes.agents as registry
 
 HOLD_MESSAGE = "test: holding the step open"
 

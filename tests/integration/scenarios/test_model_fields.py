@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from graphs.context import Context
-from nodes import pv_calc, reverse_opt
-from nodes.services import chat_model
-from nodes.step import InMemoryAgentMemory, StepContext
+from graphs.services import chat_model
+from nodes.agents import pv_calc, reverse_opt
+from nodes.agents._pv import gather_fields
+from nodes.kit.step import InMemoryAgentMemory, StepContext
 from plangraph.runner import PlanRunner
 from tests.support.openai_server import (
     Reply,
@@ -26,10 +27,9 @@ from tests.support.openai_server import (
     reply_text,
     reply_tool_call,
 )
-from tools.pv_case import gather_fields
-from tools.pv_inputs import merge_fields, parse_fields
-from tools.pv_model_fields import PvInputs
-from tools.pv_resolve import resolve_inputs
+from tools.pv.inputs import merge_fields, parse_fields
+from tools.pv.model_fields import PvInputs
+from tools.pv.resolve import resolve_inputs
 
 HALF_MW = "杭州余杭区工商业厂房屋顶，大概装半兆瓦，帮我测算收益"  # the parser reads no capacity here
 ENGLISH = "Commercial rooftop in Hangzhou Yuhang, about half a megawatt"
@@ -58,14 +58,13 @@ def run_step(agent: Any, text: str, data_dir: Path, model: Any = None, progress:
         memory=memory(agent.AGENT.name),
         emit=(progress if progress is not None else []).append,
         model=model,
-        memory_of=memory,
     )
     return dict(agent.AGENT.run(ctx))
 
 
 @pytest.fixture
 def model_for(data_dir, monkeypatch):
-    """The production chat model (`nodes.services.chat_model`) pointed at a scripted server."""
+    """The production chat model (`graphs.services.chat_model`) pointed at a scripted server."""
 
     def make(server: ScriptedOpenAIServer, timeout: float = 5.0) -> Any:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
@@ -120,7 +119,7 @@ def test_the_parser_wins_a_conflict_and_the_model_only_adds_what_it_missed(model
         300,
     )
     assert inputs["electricity_price"] == 0.9
-    assert "electricity_price" not in {d["field"] for d in done["context"]["defaults_used"]}
+    assert "electricity_price" not in done["context"]["defaulted"]
     assert [p for p in progress if p.startswith(FILLED)] == [f"{FILLED}自用电价 0.9 元/kWh"]
 
 
@@ -169,7 +168,7 @@ def test_one_model_call_per_step_though_the_agent_gathers_fields_twice(model_for
     with ScriptedOpenAIServer([reply_tool_call(TOOL, {"capacity_kw": 500})]) as server:
         done = run_step(reverse_opt, text, data_dir, model_for(server))
         requests = server.requests
-    assert done["status"] == "completed" and done["context"]["base"]["inputs"]["capacity_kw"] == 500
+    assert done["status"] == "completed" and done["context"]["inputs"]["capacity_kw"] == 500
     assert len(requests) == 1  # a second request would also exhaust the script (ScriptError)
     assert "IRR" not in requests[0]["messages"][1]["content"]  # the target is stripped like for the parser
 

@@ -84,7 +84,7 @@ def test_dead_model_endpoint_is_a_clear_error_and_keeps_state(model_env, data_di
 
 
 def test_the_knowledge_model_call_sees_its_disclosed_memory_window(model_env, data_dir, monkeypatch):
-    from tools.kb_answer import KB_ANSWER_PROMPT
+    from tools.kb.answer import KB_ANSWER_PROMPT
 
     monkeypatch.setenv("PLANGRAPH_TOKEN_BUDGET", "1500")
 
@@ -115,10 +115,10 @@ def test_the_knowledge_model_call_sees_its_disclosed_memory_window(model_env, da
 
 @pytest.mark.parametrize("summary_fails", [False, True])
 def test_model_written_block_gists_when_configured(model_env, data_dir, monkeypatch, summary_fails):
-    from memory import open_memory
+    from nodes.kit.step import memory_namespace
     from nodes.remember import SUMMARY_PROMPT
-    from nodes.step import memory_namespace
     from tests.support.openai_server import fault_status
+    from tests.support.services import graph_memory
 
     monkeypatch.setenv("PLANGRAPH_MODEL_SUMMARIES", "1")
     gist = "用户询问余电上网电价，答复按燃煤基准价结算"
@@ -141,7 +141,7 @@ def test_model_written_block_gists_when_configured(model_env, data_dir, monkeypa
                 outcome = runner.run(question)
                 assert outcome.plan["steps"][0]["status"] == "completed"
         summary_calls = [r for r in server.requests if r["messages"][0]["content"] == SUMMARY_PROMPT]
-    blocks = open_memory(data_dir).list_blocks(memory_namespace("planner", "u", "gist"))
+    blocks = graph_memory(data_dir).list_blocks(memory_namespace("planner", "u", "gist"))
     assert blocks and summary_calls
     gists = [b["core_semantic"] for b in blocks]
     if summary_fails:  # the turn still completed; every gist stayed extractive

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from nodes.services import BlockAgentMemory
-from nodes.step import last_tool_call, memory_namespace
+from nodes.kit.services import BlockAgentMemory
+from nodes.kit.step import memory_namespace
 from plangraph.runner import PlanRunner
+from tests.support.services import graph_memory, graph_plans, graph_results
 
 S1 = "帮我生成一份光伏经济测算报告"
 S1_ANSWER = "地点是杭州余杭区，进行工商业光伏测算，装机容量500kW"
@@ -31,9 +32,7 @@ def _agents(outcome):
 
 
 def _pv_calls(data: Path) -> list:
-    from memory import open_memory
-
-    mem = BlockAgentMemory(open_memory(data), memory_namespace("pv_calc", "alice", "pv-1"))
+    mem = BlockAgentMemory(graph_memory(data), memory_namespace("pv_calc", "alice", "pv-1"))
     return [m for m in mem.messages() if getattr(m, "tool_calls", None)]
 
 
@@ -62,13 +61,10 @@ def test_s2_existing_calculation_skips_pv_calc(conversation):
     assert _agents(outcome) == ["sensitivity", "report"]
     assert outcome.interrupt is None
     sens = outcome.plan["steps"][0]["result"]["context"]
-    from memory import open_memory
-
-    pv = last_tool_call(
-        BlockAgentMemory(open_memory(data), memory_namespace("pv_calc", "alice", "pv-1")), "pv_economics"
-    )
+    pv = graph_results(data, "alice", "pv-1").latest("pv_case")
     assert pv is not None
-    assert sens["base"]["inputs"]["capacity_kw"] == pv[0]["capacity_kw"] == 500
+    assert sens["base"] == pv.ref  # the existing case, by reference
+    assert sens["inputs"]["capacity_kw"] == pv.headline["inputs"]["capacity_kw"] == 500
 
 
 def test_s3_change_address_recalls_every_other_parameter(conversation):
@@ -94,12 +90,10 @@ def test_s4_policy_question_is_answered_with_citations(conversation):
 
 
 def test_an_answered_plan_is_no_longer_listed_as_waiting(data_dir):
-    from plangraph.plan_store import open_plan_store
-
     with PlanRunner.open(user_id="w", conversation_id="answered", data_dir=data_dir) as runner:
         first = runner.run(S1)
         plan_id = first.interrupt["planId"]
-        store = open_plan_store(Path(data_dir).resolve())
+        store = graph_plans(data_dir)
         assert store.get(plan_id)["status"] == "interrupted"
         seen: list[str] = []
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from langgraph_sdk import get_client
 
-from plangraph.plan_store import PlanStore
+from tools.plans.store import PlanStore
 
 REPO = Path(__file__).resolve().parents[3]
 S1 = "帮我生成一份光伏经济测算报告"

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from plangraph.cli import main
-from plangraph.plan_store import open_plan_store
 from plangraph.runner import PlanRunner, UserFacingError
 from plangraph.waiting import HOOK_ENV, format_age, load_hook, parse_duration, remind
 from tests.integration.scenarios.test_scenarios import S1, S1_ANSWER
+from tests.support.services import graph_plans
 
 HOUR = 3600
 
@@ -140,7 +140,7 @@ def test_remind_once_per_interval_and_never_for_finished_plans(plans, data_dir):
     _asked(data_dir, plans["c2"], 5 * 60, t0)
     _asked(data_dir, plans["c3"], 3 * 86400, t0)
     _asked(data_dir, plans["c4"], 10 * 86400, t0)  # completed long ago: never reminded
-    store = open_plan_store(data_dir.resolve())
+    store = graph_plans(data_dir)
     calls: list[dict] = []
 
     def run(at: float) -> list[str]:
@@ -229,16 +229,16 @@ def test_hook_timeouts_fail_the_plan_not_the_run(plans, data_dir, tmp_path, caps
     assert main(["remind", "--older-than", "1h", "--hook", sleeper, "--timeout", "0.5"]) == 1
     assert time.monotonic() - started < 5
     assert "命令超时（0.5 秒）" in capsys.readouterr().err
-    assert open_plan_store(data_dir.resolve()).last_reminders() == {}
+    assert graph_plans(data_dir).last_reminders() == {}
 
 
 def test_python_hook_timeout_fails_the_plan(plans, data_dir, tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     (tmp_path / "slow_hook.py").write_text("import time\ndef remind(payload):\n    time.sleep(2)\n")
     _asked(data_dir, plans["c1"], 2 * HOUR)
-    [outcome] = remind(open_plan_store(data_dir.resolve()), load_hook("slow_hook:remind", timeout=0.2), HOUR)
+    [outcome] = remind(graph_plans(data_dir), load_hook("slow_hook:remind", timeout=0.2), HOUR)
     assert outcome.error is not None and "超时（0.2 秒）" in outcome.error
-    assert open_plan_store(data_dir.resolve()).last_reminders() == {}
+    assert graph_plans(data_dir).last_reminders() == {}
 
 
 @pytest.mark.parametrize(
@@ -270,7 +270,7 @@ def test_remind_bad_input_exits_2_before_touching_anything(plans, data_dir, tmp_
         assert main(["remind", *extra]) == 2, extra
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, err
-    assert open_plan_store(data_dir.resolve()).last_reminders() == {}
+    assert graph_plans(data_dir).last_reminders() == {}
 
 
 def test_a_second_remind_running_at_the_same_time_skips(plans, data_dir, tmp_path, capsys):

@@ -6,8 +6,8 @@ import threading
 from collections import Counter
 from types import SimpleNamespace
 
-from nodes.registry import AgentSpec, InputField
-from nodes.step import StepContext
+from nodes.kit.registry import AgentSpec, InputField
+from nodes.kit.step import StepContext
 
 RUNS: Counter[str] = Counter()
 BARRIER: dict[str, threading.Barrier] = {}
@@ -20,6 +20,7 @@ def _ask_city(ctx: StepContext):
         return ctx.interrupted("请告诉我项目所在的城市。", ["city"])
     ctx.emit(f"正在查询{city}…")
     ctx.record_tool_call("lookup", {"city": city}, f"{city}: ok", {"city": city})
+    ctx.save_result("lookup", {"city": city}, {"city": city})
     return ctx.result("completed", f"城市：{city}", {"city": city})
 
 
@@ -65,7 +66,7 @@ SPECS = {
 
 
 def template(name: str, description: str, steps: list[tuple[str, list[int]]]) -> SimpleNamespace:
-    """A workflow template object shaped like tools.workflows.WorkflowTemplate."""
+    """A workflow template object shaped like tools.plans.workflows.WorkflowTemplate."""
     return SimpleNamespace(
         name=name,
         description=description,

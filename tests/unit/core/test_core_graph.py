@@ -135,8 +135,8 @@ def test_step_the_user_already_has_is_dropped(saver):
 
 
 def test_state_keeps_a_window_of_messages_and_memory_keeps_them_all(saver):
-    from memory import open_memory
-    from nodes.step import memory_namespace
+    from nodes.kit.step import memory_namespace
+    from tests.support.services import graph_memory
 
     graph = build_graph(checkpointer=saver, specs=SPECS, templates=TEMPLATES)
     config = {"configurable": {"thread_id": "long"}}
@@ -147,7 +147,7 @@ def test_state_keeps_a_window_of_messages_and_memory_keeps_them_all(saver):
     messages = graph.get_state(config).values["messages"]
     assert len(messages) == 6 and "marker5" in messages[-2].content  # the newest 3 turns
     assert not any("marker0" in str(m.content) for m in messages)
-    memory = open_memory(context.data_path)
+    memory = graph_memory(context.data_path)
     kept = memory.messages(memory_namespace("planner", "u1", "long"))
     assert [t for t in range(6) if any(f"marker{t}" in str(m.content) for m in kept)] == list(range(6))
     assert "marker0" in memory.search(memory_namespace("planner", "u1", "long"), "marker0")[0].text

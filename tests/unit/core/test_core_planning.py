@@ -9,6 +9,7 @@ from graphs.state import merge_plan
 from nodes.planner import candidates
 from nodes.routing import best_candidate
 from tools.planning import PlanValidationError, make_planning_tools, validate_steps
+from tools.plans.status import IllegalTransitionError
 
 
 def test_unknown_agent_lists_the_valid_names():
@@ -62,7 +63,7 @@ def test_merge_plan_patches_steps_by_seqno_and_replaces_on_new_id():
         "planId": "p1",
         "userQuery": "q",
         "context": {"a": 1},
-        "steps": [{"seqNo": 0, "status": "not_started"}, {"seqNo": 1, "status": "not_started"}],
+        "steps": [{"seqNo": 0, "status": "not_started"}, {"seqNo": 1, "status": "in_progress"}],
     }
     merged = merge_plan(
         plan, {"planId": "p1", "steps": [{"seqNo": 1, "status": "completed"}], "context": {"b": 2}}
@@ -71,6 +72,18 @@ def test_merge_plan_patches_steps_by_seqno_and_replaces_on_new_id():
     assert merged["context"] == {"a": 1, "b": 2}
     assert merge_plan(merged, {**plan, "planId": "p2"})["planId"] == "p2"
     assert merge_plan(merged, None) is None
+
+
+def test_merge_plan_refuses_a_step_status_change_the_status_machine_forbids():
+    plan = {"planId": "p1", "userQuery": "q", "context": {}, "steps": [{"seqNo": 0, "status": "completed"}]}
+    with pytest.raises(IllegalTransitionError, match="完成 → 运行中 is not an allowed transition"):
+        merge_plan(plan, {"planId": "p1", "steps": [{"seqNo": 0, "status": "in_progress"}]})
+    waiting = {**plan, "steps": [{"seqNo": 0, "status": "interrupted"}]}
+    with pytest.raises(
+        IllegalTransitionError
+    ):  # an answered question re-opens the step; it never completes it
+        merge_plan(waiting, {"planId": "p1", "steps": [{"seqNo": 0, "status": "completed"}]})
+    assert merge_plan(waiting, {"planId": "p1", "steps": [{"seqNo": 0, "status": "not_started"}]})
 
 
 def test_routing_prefers_the_matching_template_and_returns_none_for_nonsense():

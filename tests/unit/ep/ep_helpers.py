@@ -4,29 +4,35 @@ from __future__ import annotations
 
 from typing import Any
 
-from nodes.ep import start_ep
-from nodes.registry import get_agent
-from nodes.step import InMemoryAgentMemory, StepContext
+from nodes.agents import get_agent
+from nodes.kit.ep import start_ep
+from nodes.kit.step import InMemoryAgentMemory, StepContext
+from tests.support.services import env_embeddings
+from tools.kb.corpus import kb_dirs
+from tools.kb.index import KnowledgeIndex
+from tools.results import InMemoryResults
 
 S1_ANSWER = "地点是杭州余杭区，进行工商业光伏测算，装机容量500kW"
 
 
 class Conversation:
-    """One user's conversation: a memory per agent, the progress lines, the offloaded texts."""
+    """One user's conversation: a memory per agent, the progress lines, the results index."""
 
     def __init__(self, data_dir, model=None) -> None:
         self.data_dir = data_dir
         self.model = model
         self.memories: dict[str, InMemoryAgentMemory] = {}
         self.progress: list[str] = []
-        self.offloaded: list[str] = []
+        self.results = InMemoryResults()
+        self._index: KnowledgeIndex | None = None
+
+    def knowledge(self) -> KnowledgeIndex:
+        if self._index is None:
+            self._index = KnowledgeIndex(self.data_dir, kb_dirs(), env_embeddings())
+        return self._index
 
     def memory(self, name: str) -> InMemoryAgentMemory:
         return self.memories.setdefault(name, InMemoryAgentMemory(f"{name}_u1_c1"))
-
-    def offload(self, content: str) -> str:
-        self.offloaded.append(content)
-        return f"store://{len(self.offloaded)}"
 
     def run(self, agent: str, query: str, answers=(), seq=0, deps=None, previous=None) -> dict[str, Any]:
         """Run one step of `agent` the way the agent node does (EP continued from `previous`)."""
@@ -46,8 +52,8 @@ class Conversation:
             memory=self.memory(agent),
             emit=self.progress.append,
             model=self.model,
-            memory_of=self.memory,
-            offload=self.offload,
+            results=self.results,
+            knowledge=self.knowledge,
             ep=start_ep(spec, "plan-1", seq, previous, context),
         )
         return dict(spec.run(ctx))

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from nodes import registry
-from nodes.ep import EPTracker
-from nodes.ep_plans import AGENT_PLANS_DIR, AgentPlanError, internal_plan_of, load_internal_plan
-from nodes.registry import AgentSpec, get_agent
-from nodes.step import last_tool_call
+import nodes.agents as registry
+from nodes.agents import get_agent
+from nodes.kit.ep import EPTracker
+from nodes.kit.ep_plans import AGENT_PLANS_DIR, AgentPlanError, internal_plan_of, load_internal_plan
+from nodes.kit.registry import AgentSpec
+from tests.support.services import recorded_call
 from tests.unit.ep.ep_helpers import S1_ANSWER, Conversation
-from tools.plan_dot import dot_to_internal_plan
+from tools.plans.dot import dot_to_internal_plan
 
 AGENTS = ("pv_calc", "sensitivity", "reverse_opt", "report", "knowledge")
 # The tool each agent records with StepContext.record_tool_call (read from its module).
@@ -54,7 +55,7 @@ def test_an_s1_like_run_ends_with_every_node_of_every_agent_completed(data_dir):
         ep = dot_to_internal_plan(result["context"]["ep"])
         assert {n.status for n in ep.nodes} == {"完成"}, agent
         tool_node = next(n for n in ep.nodes if n.type == "function")
-        args, _ = last_tool_call(conv.memory(agent), tool_node.tool_code)  # the EP names the recorded call
+        args, _ = recorded_call(conv.memory(agent), tool_node.tool_code)  # the EP names the recorded call
         assert tool_node.tool_input.startswith("{") and tool_node.tool_output
         assert tool_node.tool_output[:20] == result["output"][:20]
     assert dot_to_internal_plan(calc["context"]["ep"]).id == "plan-1:0"

@@ -12,9 +12,9 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 
-from nodes.ep import fixed_sequence_problems
+from nodes.kit.ep import fixed_sequence_problems
 from tests.unit.ep.ep_helpers import S1_ANSWER, Conversation
-from tools.plan_dot import InternalNode, InternalPlan, dot_to_internal_plan, internal_plan_to_dot
+from tools.plans.dot import InternalNode, InternalPlan, dot_to_internal_plan, internal_plan_to_dot
 
 QUESTION = "按杭州余杭区测算 IRR 约 18.9%，明显高于同类项目，请确认电价和造价是否无误？"
 _CURRENT = re.compile(r"当前 EP（\*id=(.*?)）：\n(digraph G \{.*?\n\})\n", re.S)

@@ -6,13 +6,23 @@ from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
-from nodes.knowledge import AGENT
-from nodes.step import InMemoryAgentMemory, StepContext, last_tool_call
-from tools.kb_corpus import SHIPPED_KB_DIR, scan_documents
-from tools.kb_index import KnowledgeIndex
+from nodes.agents.knowledge import AGENT
+from nodes.kit.step import InMemoryAgentMemory, StepContext
+from tests.support.services import env_embeddings, recorded_call
+from tools.kb.corpus import SHIPPED_KB_DIR, kb_dirs, scan_documents
+from tools.kb.index import KnowledgeIndex
+
+_INDEXES: dict = {}
 
 
-def _ctx(data_dir, question, answers=None, model=None, memory=None):
+def _index(data_dir, folder):
+    key = (str(data_dir), folder)
+    if key not in _INDEXES:
+        _INDEXES[key] = KnowledgeIndex(data_dir, kb_dirs(folder), env_embeddings())
+    return _INDEXES[key]
+
+
+def _ctx(data_dir, question, answers=None, model=None, memory=None, kb_folder=""):
     events: list[str] = []
     ctx = StepContext(
         plan_id="p1",
@@ -28,6 +38,7 @@ def _ctx(data_dir, question, answers=None, model=None, memory=None):
         memory=memory or InMemoryAgentMemory(),
         emit=events.append,
         model=model,
+        knowledge=lambda: _index(data_dir, kb_folder),
     )
     return ctx, events
 
@@ -43,7 +54,7 @@ def test_policy_question_is_answered_with_numbered_citations(data_dir):
     assert first["n"] == 1 and "国能发新能规〔2025〕7号" in first["source"]
     assert f"[1] 《{first['title']}》" in out
     assert any("检索知识库" in e for e in events)
-    call = last_tool_call(ctx.memory, "kb_search")
+    call = recorded_call(ctx.memory, "kb_search")
     assert call is not None and call[0]["query"] == "一般工商业分布式光伏还能选择全额上网吗？"
 
 
@@ -67,7 +78,7 @@ def test_question_without_a_topic_asks_what_to_look_up_then_answers(data_dir):
     assert "并网" in answered["context"]["citations"][0]["title"]
 
 
-def test_user_folder_is_indexed_incrementally_and_cited(data_dir, tmp_path, monkeypatch):
+def test_user_folder_is_indexed_incrementally_and_cited(data_dir, tmp_path):
     folder = tmp_path / "my_kb"
     folder.mkdir()
     doc = folder / "park.md"
@@ -75,8 +86,7 @@ def test_user_folder_is_indexed_incrementally_and_cited(data_dir, tmp_path, monk
         "# 园区屋顶租赁\n来源：滨江园区管委会通知（2024年第3号）\n\n园区厂房屋顶租金为每年每平方米5元。\n",
         "utf-8",
     )
-    monkeypatch.setenv("PLANGRAPH_KB_DIR", str(folder))
-    ctx, events = _ctx(data_dir, "园区厂房屋顶租金是多少？")
+    ctx, events = _ctx(data_dir, "园区厂房屋顶租金是多少？", kb_folder=str(folder))
     result = AGENT.run(ctx)
     assert "每平方米5元" in result["output"]
     assert result["context"]["citations"][0]["source"] == "滨江园区管委会通知（2024年第3号）"
@@ -87,14 +97,14 @@ def test_user_folder_is_indexed_incrementally_and_cited(data_dir, tmp_path, monk
         "# 园区屋顶租赁\n来源：滨江园区管委会通知（2025年第1号）\n\n园区厂房屋顶租金调整为每年每平方米6元。\n",
         "utf-8",
     )
-    ctx, events = _ctx(data_dir, "园区厂房屋顶租金是多少？")
+    ctx, events = _ctx(data_dir, "园区厂房屋顶租金是多少？", kb_folder=str(folder))
     result = AGENT.run(ctx)
     assert result["context"]["index"] == {"documents": shipped + 1, "added": 0, "updated": 1, "removed": 0}
     assert "每平方米6元" in result["output"] and "5元" not in result["output"]
     assert "知识库已更新：新增 0 篇，更新 1 篇，移除 0 篇。" in events
 
     doc.unlink()
-    ctx, _ = _ctx(data_dir, "园区厂房屋顶租金是多少？")
+    ctx, _ = _ctx(data_dir, "园区厂房屋顶租金是多少？", kb_folder=str(folder))
     result = AGENT.run(ctx)
     assert result["context"]["index"]["removed"] == 1
     assert result["output"].startswith("我不知道")

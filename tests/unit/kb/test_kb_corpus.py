@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.kb_corpus import (
+from tools.kb.corpus import (
     MAX_PASSAGE_CHARS,
     SHIPPED_KB_DIR,
     KbConfigError,
@@ -49,7 +49,7 @@ def test_long_document_is_split_into_passages_without_cutting_sentences(tmp_path
 
 
 def test_kb_dir_setting_adds_user_folders_and_rejects_a_missing_one(tmp_path):
-    assert kb_dirs({}) == [SHIPPED_KB_DIR]
-    assert kb_dirs({"PLANGRAPH_KB_DIR": str(tmp_path)}) == [SHIPPED_KB_DIR, tmp_path.resolve()]
+    assert kb_dirs("") == [SHIPPED_KB_DIR]
+    assert kb_dirs(str(tmp_path)) == [SHIPPED_KB_DIR, tmp_path.resolve()]
     with pytest.raises(KbConfigError, match="PLANGRAPH_KB_DIR=.*is not a folder"):
-        kb_dirs({"PLANGRAPH_KB_DIR": str(tmp_path / "nope")})
+        kb_dirs(str(tmp_path / "nope"))

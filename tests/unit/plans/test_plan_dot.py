@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tools.plan_dot import (
+from tools.plans.dot import (
     InternalNode,
     InternalPlan,
     PlanFormatError,
@@ -15,7 +15,7 @@ from tools.plan_dot import (
     internal_plan_to_dot,
     plan_to_dot,
 )
-from tools.plan_status import STATUS_LABELS
+from tools.plans.status import STATUS_LABELS
 
 AGENTS = {"pv_calc", "sensitivity", "reverse_opt", "report", "knowledge"}
 

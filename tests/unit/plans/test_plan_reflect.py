@@ -10,15 +10,15 @@ from hypothesis import strategies as st
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 
-from tools.plan_dot import EP_NODE_TYPES, InternalPlan, dot_to_internal_plan, internal_plan_to_dot
-from tools.plan_reflect import (
+from tools.plans.dot import EP_NODE_TYPES, InternalPlan, dot_to_internal_plan, internal_plan_to_dot
+from tools.plans.reflect import (
     PlanUpdateError,
     apply_ep_update,
     ep_update_request,
     parse_ep_update,
     reflect_ep,
 )
-from tools.plan_status import STATUS_LABELS
+from tools.plans.status import STATUS_LABELS
 
 TOOLS = {"pv_economics", "sensitivity_scan", "write_report"}
 

@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from tools.plan_dot import PlanFormatError, plan_to_dot
-from tools.plan_render import STATUS_COLORS, GraphvizMissingError, RenderError, render, styled_dot
+from tools.plans.dot import PlanFormatError, plan_to_dot
+from tools.plans.render import STATUS_COLORS, GraphvizMissingError, RenderError, render, styled_dot
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz `dot` is not installed")
 

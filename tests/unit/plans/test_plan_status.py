@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.plan_status import (
+from tools.plans.status import (
     STATUS_LABELS,
     TRANSITIONS,
     IllegalTransitionError,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.workflows import TEMPLATES_ENV, TemplateError, load_templates, template_to_plan
+from tools.plans.workflows import TEMPLATES_ENV, TemplateError, load_templates, template_to_plan
 
 AGENTS = {"pv_calc", "sensitivity", "reverse_opt", "report", "knowledge"}
 
@@ -30,7 +30,7 @@ def test_shipped_workflows_chain_the_right_agents(no_user_dir):
     assert all(t.description and len(t.examples) >= 2 for t in templates.values())
 
 
-def test_a_dropped_in_file_adds_a_workflow_and_can_replace_a_shipped_one(tmp_path, monkeypatch):
+def test_a_dropped_in_file_adds_a_workflow_and_can_replace_a_shipped_one(tmp_path):
     (tmp_path / "home.dot").write_text(USER_WORKFLOW, encoding="utf-8")
     (tmp_path / "override.dot").write_text(
         USER_WORKFLOW.replace("户用光伏测算", "政策问答", 1).replace(
@@ -39,8 +39,7 @@ def test_a_dropped_in_file_adds_a_workflow_and_can_replace_a_shipped_one(tmp_pat
         encoding="utf-8",
     )
     (tmp_path / "notes.txt").write_text("not a template", encoding="utf-8")
-    monkeypatch.setenv(TEMPLATES_ENV, str(tmp_path))
-    templates = {t.name: t for t in load_templates(agents=AGENTS)}
+    templates = {t.name: t for t in load_templates(agents=AGENTS, extra=str(tmp_path))}
     assert templates["户用光伏测算"].examples == ("我家屋顶能装多少光伏", "户用光伏划算吗")
     assert templates["政策问答"].path == tmp_path / "override.dot"
     assert "光伏测算报告" in templates
@@ -84,10 +83,9 @@ def test_two_files_with_one_name_in_a_folder_are_rejected(tmp_path):
         load_templates([tmp_path], agents=AGENTS)
 
 
-def test_a_missing_templates_folder_is_reported(tmp_path, monkeypatch):
-    monkeypatch.setenv(TEMPLATES_ENV, str(tmp_path / "nope"))
+def test_a_missing_templates_folder_is_reported(tmp_path):
     with pytest.raises(TemplateError, match="PLANGRAPH_TEMPLATES_DIR names .*nope, which is not a folder"):
-        load_templates(agents=AGENTS)
+        load_templates(agents=AGENTS, extra=str(tmp_path / "nope"))
 
 
 def test_template_becomes_a_fresh_plan(no_user_dir):

@@ -4,28 +4,26 @@ from pathlib import Path
 
 import pytest
 
-from nodes import pv_calc, report, reverse_opt, sensitivity
-from nodes.step import InMemoryAgentMemory, StepContext, last_tool_call
+from nodes.agents import pv_calc, report, reverse_opt, sensitivity
+from nodes.kit.step import InMemoryAgentMemory, StepContext
+from tests.support.services import recorded_call
+from tools.results import InMemoryResults
 
 ANSWER = "地点是杭州余杭区，进行工商业光伏测算，装机容量500kW"
 S2 = "我已经有测算方案了，对已有的测算方案进行敏感性分析，并生成测算报告"
 
 
 class Conversation:
-    """One user's conversation: a memory per agent, the progress lines, the offloaded texts."""
+    """One user's conversation: a memory per agent, the progress lines, the results index."""
 
     def __init__(self, tmp_path):
         self.tmp_path = tmp_path
         self.memories: dict[str, InMemoryAgentMemory] = {}
         self.progress: list[str] = []
-        self.offloaded: list[str] = []
+        self.results = InMemoryResults()
 
     def memory(self, name):
         return self.memories.setdefault(name, InMemoryAgentMemory(f"{name}_u1_c1"))
-
-    def offload(self, content):
-        self.offloaded.append(content)
-        return f"store://{len(self.offloaded)}"
 
     def run(self, agent, query, answers=(), plan="plan-1", seq=0, deps=None):
         ctx = StepContext(
@@ -41,8 +39,7 @@ class Conversation:
             data_dir=self.tmp_path,
             memory=self.memory(agent.AGENT.name),
             emit=self.progress.append,
-            memory_of=self.memory,
-            offload=self.offload,
+            results=self.results,
         )
         return agent.AGENT.run(ctx)
 
@@ -63,10 +60,13 @@ def test_missing_inputs_then_answer_completes(conv):
     ctx = done["context"]
     assert ctx["inputs"]["location"] == "杭州市余杭区" and ctx["inputs"]["capacity_kw"] == 500
     assert set(ctx["results"]) >= {"npv", "irr", "lcoe", "payback_static", "payback_discounted"}
-    assert len(ctx["cashflow"]) == 26 and ctx["cashflow"][0]["net_cash_flow"] < 0
+    assert "cashflow" not in ctx  # the case travels by reference
+    case = conv.results.load(ctx["case"])
+    assert len(case["cashflow"]) == 26 and case["cashflow"][0]["net_cash_flow"] < 0
+    assert conv.results.latest("pv_case").ref == ctx["case"]
     assert "单瓦造价" in done["output"] and "采用默认值" in done["output"]
     assert "正在计算25年现金流…" in conv.progress
-    args, structured = last_tool_call(conv.memory("pv_calc"), "pv_economics")
+    args, structured = recorded_call(conv.memory("pv_calc"), "pv_economics")
     assert args["capacity_kw"] == 500 and structured["results"]["npv"] == pytest.approx(ctx["results"]["npv"])
 
 
@@ -116,21 +116,26 @@ def test_s2_sensitivity_and_report_from_memory(conv):
     base = conv.run(pv_calc, ANSWER)["context"]
     sens = conv.run(sensitivity, S2, plan="plan-2")
     assert sens["status"] == "completed"
-    assert sens["context"]["base"]["results"]["npv"] == pytest.approx(base["results"]["npv"])
-    rows = sens["context"]["table"]
+    assert sens["context"]["base"] == base["case"]  # the existing case, by reference
+    rows = conv.results.load(sens["context"]["sensitivity"])["table"]
     assert len(rows) == 20 and {r["change"] for r in rows} == {-0.2, -0.1, 0.1, 0.2}
     capex_up = next(r for r in rows if r["variable"] == "capex_yuan_per_w" and r["change"] == 0.2)
     assert capex_up["irr"] < base["results"]["irr"] and capex_up["npv"] < base["results"]["npv"]
-    chart = sens["context"]["chart"]
+    [chart] = sens["context"]["artifacts"]
     assert Path(chart).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and sens["context"]["artifacts"] == [chart]
 
     rep = conv.run(report, S2, plan="plan-2", seq=1, deps={0: sens})
     ctx = rep["context"]
-    assert rep["status"] == "completed" and ctx["data_id"] == "store://1" and ctx["with_sensitivity"]
+    assert (
+        rep["status"] == "completed"
+        and ctx["data_id"] == conv.results.latest("report").ref
+        and ctx["with_sensitivity"]
+    )
     markdown = Path(ctx["report_path"]).read_text(encoding="utf-8")
     assert "杭州市余杭区" in markdown and "敏感性分析" in markdown and "逐年现金流" in markdown
-    assert "<table>" in Path(ctx["html_path"]).read_text(encoding="utf-8")
-    assert ctx["report_path"] in ctx["artifacts"] and ctx["html_path"] in ctx["artifacts"]
+    html = next(p for p in ctx["artifacts"] if p.endswith(".html"))
+    assert "<table>" in Path(html).read_text(encoding="utf-8")
+    assert ctx["report_path"] in ctx["artifacts"]
 
 
 def test_report_rerun_overwrites_and_follows_changed_inputs(conv):
@@ -148,7 +153,9 @@ def test_report_rerun_overwrites_and_follows_changed_inputs(conv):
 def test_sensitivity_caps_self_consumption(conv):
     result = conv.run(sensitivity, ANSWER + "，自发自用比例90%")
     capped = [
-        r for r in result["context"]["table"] if r["variable"] == "self_consumption" and r["change"] > 0.1
+        r
+        for r in conv.results.load(result["context"]["sensitivity"])["table"]
+        if r["variable"] == "self_consumption" and r["change"] > 0.1
     ]
     assert capped[0]["value"] == 1.0 and "封顶" in capped[0]["note"]
 
@@ -159,8 +166,7 @@ def test_reverse_opt_finds_capex_for_target_irr(conv):
     ctx = result["context"]
     assert result["status"] == "completed" and ctx["feasible"] and ctx["variable"] == "capex_yuan_per_w"
     assert (
-        ctx["achieved"] == pytest.approx(0.25, abs=1e-4)
-        and ctx["value"] < ctx["base"]["inputs"]["capex_yuan_per_w"]
+        ctx["achieved"] == pytest.approx(0.25, abs=1e-4) and ctx["value"] < ctx["inputs"]["capex_yuan_per_w"]
     )
     assert "单瓦造价最高为" in result["output"]
 

@@ -5,7 +5,7 @@ import math
 import numpy_financial as npf
 import pytest
 
-from tools.pv_economics import irr, lcoe, npv, payback, simulate
+from tools.pv.economics import irr, lcoe, npv, payback, simulate
 
 
 def flat_case(**overrides):

@@ -2,9 +2,9 @@
 
 import pytest
 
-from tools.pv_data import feed_in_price, locations
-from tools.pv_inputs import parse_fields
-from tools.pv_resolve import resolve_inputs
+from tools.pv.data import feed_in_price, locations
+from tools.pv.inputs import parse_fields
+from tools.pv.resolve import resolve_inputs
 
 BASE = "地点是杭州余杭区，工商业项目，"
 

@@ -1,0 +1,101 @@
+"""The one place that builds what a run needs from its Context.
+
+`ServiceHub(ctx)` returns the run's `RunServices`. The heavy parts — block memory, plan store,
+results index, knowledge index — are opened once per data directory (and embedding / Chroma
+setting) and shared by every run the hub serves; the chat model is made per run from the
+Context. A compiled graph owns one hub; the CLI, the HTTP server and `PlanRunner` hand theirs to
+`build_graph(services=...)` so that they and the graph share the same stores. Tests hand the
+graph a factory of their own (`build_graph(services=lambda ctx: RunServices(...))`).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+
+from graphs.context import Context, model_api_key
+from memory import BlockMemory
+from memory.embeddings import make_embeddings
+from nodes.kit.services import RunServices
+from tools.plans.store import PlanStore
+from tools.results import ResultsIndex
+
+if TYPE_CHECKING:
+    from tools.kb.index import KnowledgeIndex
+
+__all__ = ["ServiceHub", "chat_model", "embeddings_for"]
+
+
+def embeddings_for(ctx: Context) -> Embeddings:
+    """The embedding model the Context names (`minilm`, `hash` or `openai`)."""
+    return make_embeddings(ctx.embeddings, ctx.embeddings_model, ctx.model_base_url, model_api_key())
+
+
+def chat_model(ctx: Context) -> BaseChatModel | None:
+    """ChatOpenAI for `ctx.model` at `ctx.model_base_url`, or None offline."""
+    if not ctx.model:
+        return None
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        model=ctx.model,
+        api_key=model_api_key() or "not-needed",  # type: ignore[arg-type]
+        base_url=ctx.model_base_url or None,
+        timeout=ctx.model_timeout,
+        max_retries=1,
+        streaming=True,
+        stream_usage=True,
+    )
+
+
+class ServiceHub:
+    """Builds `RunServices` from a Context, sharing stores per data directory."""
+
+    def __init__(self) -> None:
+        self._open: dict[tuple[Any, ...], Any] = {}
+        self._lock = threading.RLock()
+
+    def __call__(self, ctx: Context) -> RunServices:
+        """The services of the run described by `ctx`."""
+        root = ctx.data_path
+        return RunServices(
+            ctx=ctx,
+            memory=self.memory(ctx),
+            plans=self._shared(("plans", root), lambda: PlanStore(root / "plans.sqlite")),
+            results_index=self._shared(("results", root), lambda: ResultsIndex(root / "results.sqlite")),
+            model=chat_model(ctx),
+            knowledge=lambda: self.knowledge(ctx),
+        )
+
+    def memory(self, ctx: Context) -> BlockMemory:
+        """The block memory of `ctx.data_dir` (data under `<data_dir>/memory/`)."""
+        root = ctx.data_path / "memory"
+        return self._shared(
+            ("memory", root, ctx.embeddings, ctx.embeddings_model, ctx.chroma_url),
+            lambda: BlockMemory(root, embeddings_for(ctx), chroma_url=ctx.chroma_url or None),
+        )
+
+    def plans(self, ctx: Context) -> PlanStore:
+        """The plan store of `ctx.data_dir`."""
+        return self(ctx).plans
+
+    def knowledge(self, ctx: Context) -> KnowledgeIndex:
+        """The knowledge index of `ctx.data_dir` over the shipped notes and `ctx.kb_dirs`."""
+        from tools.kb.corpus import kb_dirs
+        from tools.kb.index import KnowledgeIndex, embedding_id
+
+        dirs = kb_dirs(ctx.kb_dirs)
+        embeddings = embeddings_for(ctx)
+        key = ("kb", ctx.data_path, embedding_id(embeddings), ctx.chroma_url, *map(str, dirs))
+        return self._shared(
+            key, lambda: KnowledgeIndex(ctx.data_path, dirs, embeddings, chroma_url=ctx.chroma_url or None)
+        )
+
+    def _shared(self, key: tuple[Any, ...], make: Any) -> Any:
+        with self._lock:
+            if key not in self._open:
+                self._open[key] = make()
+            return self._open[key]

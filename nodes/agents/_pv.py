@@ -1,0 +1,172 @@
+"""What the PV agents share: their input fields, where a calculation comes from, and how it is kept.
+
+A *case* is a pv_calc result: `{"inputs", "defaults_used", "results", "cashflow"}`. It is stored
+once (`save_case`, results index kind `pv_case`); a step's context carries its `store://` id
+under `case` with the inputs and headline results, and later steps load it by that id or find
+the conversation's latest one (`base_case`).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from nodes.kit.registry import InputField
+from nodes.kit.step import StepContext
+from tools.contracts import AgentExecResult
+from tools.pv.data import using_tables
+from tools.pv.economics import simulate
+from tools.pv.inputs import merge_fields, parse_fields
+from tools.pv.model_fields import fill_with_model
+from tools.pv.resolve import MODEL_FIELDS, Resolution, resolve_inputs
+
+__all__ = [
+    "CASE",
+    "FIELD_KEYS",
+    "PV_INPUTS",
+    "artifact_path",
+    "base_case",
+    "gather_fields",
+    "headline_inputs",
+    "latest_case",
+    "make_case",
+    "previous_given",
+    "pv_agent",
+    "save_case",
+]
+
+CASE = "pv_case"  # results-index kind of a pv_calc result
+
+# The inputs every PV agent needs (what the planner reads in list_agents).
+PV_INPUTS: tuple[InputField, ...] = (
+    InputField("location", "项目所在的城市或区县（如“杭州余杭区”）"),
+    InputField("project_type", "项目类型：工商业或户用"),
+    InputField("capacity_kw", "装机容量（如“500kW”），或屋顶面积"),
+)
+
+
+def pv_agent(run: Callable[[StepContext], AgentExecResult]) -> Callable[[StepContext], AgentExecResult]:
+    """`run` reading the PV tables of the run's settings (`Context.pv_data`, else the shipped ones)."""
+
+    @functools.wraps(run)
+    def with_tables(ctx: StepContext) -> AgentExecResult:
+        with using_tables(ctx.settings.pv_data or None):
+            return run(ctx)
+
+    return with_tables
+
+
+FIELD_KEYS = frozenset(MODEL_FIELDS) | {
+    "location_unknown",
+    "capacity_unitless",
+    "capex_total_yuan",
+    "capex_unitless",
+    "om_total_yuan_per_year",
+    "reuse_previous",
+}
+
+
+def gather_fields(ctx: StepContext, strip: Callable[[str], str] = lambda text: text) -> dict[str, Any]:
+    """Fields the user stated for this step: plan context first, then request, requirement, answers.
+
+    With a chat model, the model may fill what the parser could not read (`tools.pv.model_fields`).
+    """
+    fields = {k: v for k, v in ctx.plan_context.items() if k in FIELD_KEYS}
+    texts = [strip(text) for text in ctx.texts()]
+    for text in texts:
+        fields = merge_fields(fields, parse_fields(text))
+    if ctx.model is not None:
+        fields = fill_with_model(ctx.model, texts, fields, ctx.emit)
+    return fields
+
+
+def make_case(inputs: dict[str, Any], defaults_used: list[dict[str, Any]]) -> dict[str, Any]:
+    """Run the model on resolved `inputs`; the result is the pv_calc context."""
+    return {"inputs": dict(inputs), "defaults_used": list(defaults_used), **simulate(inputs)}
+
+
+def previous_given(case: dict[str, Any]) -> dict[str, Any]:
+    """The inputs of an earlier case that were not defaults (so defaults follow a new location)."""
+    defaulted = {d["field"] for d in case.get("defaults_used", [])}
+    return {
+        k: v
+        for k, v in case.get("inputs", {}).items()
+        if k in MODEL_FIELDS and k not in defaulted and v is not None
+    }
+
+
+def headline_inputs(inputs: dict[str, Any]) -> dict[str, Any]:
+    """The inputs a step's context shows: every stated or defaulted value, none of the empty ones."""
+    return {k: v for k, v in inputs.items() if v is not None and k not in ("province", "city")}
+
+
+def save_case(ctx: StepContext, case: dict[str, Any]) -> dict[str, Any]:
+    """Store `case` once (unless it came from the store); its id, inputs and headline results."""
+    results = {k: round(v, 6) if isinstance(v, float) else v for k, v in case["results"].items()}
+    headline = {
+        "inputs": headline_inputs(case["inputs"]),
+        "defaulted": [d["field"] for d in case.get("defaults_used", [])],
+        "results": results,
+    }
+    ref = case.get("ref") or ctx.save_result(CASE, {k: v for k, v in case.items() if k != "ref"}, headline)
+    return {**headline, "case": ref}
+
+
+def latest_case(ctx: StepContext) -> dict[str, Any] | None:
+    """The conversation's newest PV case (with its store id under `ref`), or None."""
+    found = ctx.latest_result(CASE)
+    return None if found is None else {**found[1], "ref": found[0].ref}
+
+
+def _from_deps(ctx: StepContext) -> dict[str, Any] | None:
+    for seq in sorted(ctx.deps, reverse=True):
+        ref = (ctx.deps[seq].get("context") or {}).get("case")
+        if isinstance(ref, str):
+            return {**ctx.load_result(ref), "ref": ref}
+    return None
+
+
+def base_case(
+    ctx: StepContext, purpose: str, strip: Callable[[str], str] = lambda text: text
+) -> dict[str, Any] | Resolution:
+    """The calculation this step works on (`ref`: its store id, if stored), or the question to ask.
+
+    Order: a dependency's result; else the conversation's latest case, updated with any values
+    stated for this step; else a calculation from the values stated here.
+    """
+    if (case := _from_deps(ctx)) is not None:
+        return case
+    fields = {k: v for k, v in gather_fields(ctx, strip).items() if k != "reuse_previous"}
+    previous = latest_case(ctx)
+    if previous is not None and previous.get("inputs"):
+        if not fields:
+            return previous
+        fields = merge_fields(previous_given(previous), fields)
+    resolution = resolve_inputs(fields, purpose)
+    if resolution.inputs is None:
+        if previous is None:
+            resolution.question = "没有找到已有的测算方案。" + resolution.question
+        return resolution
+    return make_case(resolution.inputs, resolution.defaults_used)
+
+
+def artifact_path(ctx: StepContext, kind: str, suffix: str) -> Path:
+    """`data_dir/artifacts/<user>/<conversation>/<plan>_<kind>.<suffix>` (same name on re-run)."""
+    folder = Path(ctx.data_dir) / "artifacts" / _safe(ctx.user_id) / _safe(ctx.conversation_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{_safe(ctx.plan_id)}_{kind}.{suffix}"
+
+
+def _safe(name: str) -> str:
+    """One path component per id; different ids give different names.
+
+    Word characters and `-` stay, every other character (and a leading dot) becomes %XX of its UTF-8 bytes, so `..`, `/` or
+    `a/b` vs `a_b` can neither leave the artifact folder nor share a folder.
+    """
+    encoded = re.sub(r"[^\w.-]", lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), name)
+    if encoded.startswith("."):
+        encoded = "%2E" + encoded[1:]
+    return encoded or "%"

@@ -1,0 +1,145 @@
+"""knowledge — policy and FAQ Q&A over the knowledge base, answers cite their sources.
+
+Internal plan (fixed, offline): refresh the index (only new/changed files are embedded) →
+hybrid search → answer from the relevant passages with [n] citations, or "我不知道" with what was
+searched. Documents: the shipped `tools/kb/docs/` plus the folders of `Context.kb_dirs`
+(env PLANGRAPH_KB_DIR); the index comes from the run's services (`StepContext.knowledge`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nodes.kit.registry import AgentSpec, InputField
+from nodes.kit.step import StepContext
+from tools.contracts import AgentExecResult
+from tools.kb.answer import answer_with_model, cite_sources, extractive_answer, not_found_answer
+from tools.kb.index import IndexReport, KnowledgeIndex
+from tools.kb.search import KbHit
+
+__all__ = ["AGENT", "ANSWER", "run"]
+
+ANSWER = "kb_answer"  # results-index kind of an answer (question, citations)
+MAX_SOURCES = 3
+_ASK_QUESTION = "请问您想了解哪方面的问题？例如分布式光伏的上网模式、并网流程、电价与补贴政策或运维清洗。"
+
+
+def run(ctx: StepContext) -> AgentExecResult:
+    """Answer this step's question from the knowledge base, citing sources."""
+    if ctx.knowledge is None:
+        raise RuntimeError("the knowledge agent needs StepContext.knowledge (the graph's services give it)")
+    index = ctx.knowledge()
+    ctx.emit("正在检查知识库文档…")
+    report = index.refresh()
+    if report.changed:
+        ctx.emit(
+            f"知识库已更新：新增 {report.added} 篇，更新 {report.updated} 篇，移除 {report.removed} 篇。"
+        )
+    candidates = _candidates(ctx)
+    if not any(index.query_terms(q) for q in candidates):
+        return ctx.interrupted(_ASK_QUESTION, missing=["question"])
+    ctx.emit(f"正在检索知识库（{index.size} 篇文档）…")
+    question, hits = _search(index, candidates)
+    terms = index.query_terms(question)
+    sources = [h for h in hits if h.relevant][:MAX_SOURCES]
+    if sources:
+        ctx.emit(f"找到 {len(sources)} 条相关资料，正在整理答案…")
+    text, cited = _compose(ctx, index, question, terms, sources)
+    context = {
+        "question": question,
+        "found": bool(cited),
+        "searched_terms": terms,
+        "citations": [_citation(i, h) for i, h in enumerate(sources, 1) if i in cited],
+        "index": _report(report, index.size),
+    }
+    ctx.record_tool_call("kb_search", {"query": question}, text, context)
+    ctx.save_result(ANSWER, {"answer": text, **context}, {"question": question, "found": bool(cited)})
+    return ctx.result("completed", text, context)
+
+
+def _candidates(ctx: StepContext) -> list[str]:
+    """Questions to try, best first.
+
+    Newest answer, the user's words, the step requirement, then the question combined with the
+    previous one (a follow-up such as "那户用的呢？").
+    """
+    answers = [str(a) for a in ctx.plan_context.get("answers", {}).get(str(ctx.seq_no), [])]
+    own = [q.strip() for q in [*reversed(answers), ctx.user_query, ctx.requirement] if q and q.strip()]
+    previous = ctx.results.latest(ANSWER)
+    if previous and own:
+        own.append(f"{previous.headline.get('question', '')} {own[0]}")
+    return list(dict.fromkeys(own))
+
+
+def _search(index: KnowledgeIndex, candidates: list[str]) -> tuple[str, list[KbHit]]:
+    """The first candidate with a relevant hit, else the first one that has search terms."""
+    first: tuple[str, list[KbHit]] | None = None
+    for question in candidates:
+        if not index.query_terms(question):
+            continue
+        hits = index.search(question, k=MAX_SOURCES + 2)
+        if hits and hits[0].relevant:
+            return question, hits
+        first = first or (question, hits)
+    assert first is not None  # run() checked that some candidate has terms
+    return first
+
+
+def _compose(
+    ctx: StepContext, index: KnowledgeIndex, question: str, terms: list[str], sources: list[KbHit]
+) -> tuple[str, list[int]]:
+    """Answer text and the source numbers it cites ([] means "我不知道")."""
+    if not sources:
+        return not_found_answer(question, terms, index.size), []
+    if ctx.model is not None:
+        answered = answer_with_model(ctx.model, question, sources, ctx.prompt)
+        if answered is not None and not answered[1]:
+            return not_found_answer(question, terms, index.size), []
+        if answered is not None:
+            text, cited = answered
+            return f"{text}\n\n{cite_sources(sources)}", cited
+    return extractive_answer(question, index.term_weights(terms), sources), list(range(1, len(sources) + 1))
+
+
+def _citation(number: int, hit: KbHit) -> dict[str, Any]:
+    p = hit.passage
+    return {
+        "n": number,
+        "title": p.title,
+        "source": p.source,
+        "path": p.doc_key,
+        "score": round(hit.score, 4),
+    }
+
+
+def _report(report: IndexReport, documents: int) -> dict[str, int]:
+    return {
+        "documents": documents,
+        "added": report.added,
+        "updated": report.updated,
+        "removed": report.removed,
+    }
+
+
+AGENT = AgentSpec(
+    name="knowledge",
+    description=(
+        "政策与常见问题问答：分布式光伏政策、上网模式（全额上网、自发自用、余电上网）、并网流程、"
+        "上网电价与燃煤基准价、分时电价、补贴与绿证、税收优惠、净计量、组件衰减、清洗与运维巡检等知识，"
+        "检索知识库后回答并注明来源 [1][2]。Policy and FAQ Q&A with citations (grid connection, "
+        "net metering, subsidies, maintenance)."
+    ),
+    run=run,
+    examples=(
+        "一般工商业分布式光伏还能选择全额上网吗？",
+        "分布式光伏并网流程是怎样的？",
+        "现在新建工商业光伏还有国家补贴吗？",
+        "国内有没有净计量政策，余电上网怎么结算？",
+        "光伏组件多久清洗一次？",
+        "136号文的机制电价是什么意思？",
+        "户用光伏需要备案吗？",
+    ),
+    inputs=(InputField("question", "用户想了解的政策、并网或运维问题"),),
+    tools=("kb_search",),
+    internal_plan="knowledge.dot",
+)

@@ -1,0 +1,90 @@
+"""report — 测算报告生成: Markdown + HTML report of a PV calculation, written to the data dir.
+
+Internal plan: find the base case (dependency, else pv_calc's memory, else the values stated
+here) → find a matching sensitivity analysis (dependency, else the sensitivity agent's memory
+when its base inputs equal this case's) → cash-flow chart → Markdown and HTML files named after
+the plan (a re-run overwrites them) → the Markdown offloaded as `store://…` for other agents.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nodes.agents._pv import PV_INPUTS, artifact_path, base_case, headline_inputs, pv_agent, save_case
+from nodes.agents.sensitivity import SENSITIVITY
+from nodes.kit.registry import AgentSpec
+from nodes.kit.step import StepContext
+from tools.contracts import AgentExecResult
+from tools.pv.charts import cashflow_chart
+from tools.pv.inputs import parse_fields
+from tools.pv.report import report_sections, to_html, to_markdown
+from tools.pv.resolve import Resolution
+
+__all__ = ["AGENT", "REPORT", "run"]
+
+REPORT = "report"  # results-index kind of a report (its Markdown text)
+
+
+def _sensitivity(ctx: StepContext, case: dict[str, Any]) -> dict[str, Any] | None:
+    """A sensitivity table of this very case: a dependency's, else the conversation's latest."""
+    inputs = headline_inputs(case["inputs"])
+    for seq in sorted(ctx.deps, reverse=True):
+        context = ctx.deps[seq].get("context") or {}
+        if isinstance(context.get("sensitivity"), str) and context.get("inputs") == inputs:
+            return ctx.load_result(context["sensitivity"])
+    found = ctx.latest_result(SENSITIVITY, lambda r: r.headline.get("inputs") == inputs)
+    return None if found is None else found[1]
+
+
+def run(ctx: StepContext) -> AgentExecResult:
+    """Write the report files, or ask for the calculation they should describe."""
+    ctx.emit("正在汇总测算结果…")
+    case = base_case(ctx, "生成测算报告")
+    if isinstance(case, Resolution):
+        return ctx.interrupted(case.question, case.missing)
+    sensitivity = _sensitivity(ctx, case)
+    ctx.emit("正在绘制现金流图…")
+    chart = cashflow_chart(case["cashflow"], artifact_path(ctx, "cashflow", "png"))
+    ctx.emit("正在生成 Markdown 和 HTML 报告…")
+    sections = report_sections(case, chart, sensitivity)
+    markdown = to_markdown(case, sections)
+    md_path, html_path = artifact_path(ctx, "report", "md"), artifact_path(ctx, "report", "html")
+    md_path.write_text(markdown, encoding="utf-8")
+    html_path.write_text(to_html(case, sections), encoding="utf-8")
+    base = save_case(ctx, case)["case"]
+    headline = {"inputs": headline_inputs(case["inputs"]), "base": base, "report_path": str(md_path)}
+    data_id = ctx.save_result(REPORT, {"markdown": markdown, **headline}, headline)
+    artifacts = [str(md_path), str(html_path), str(chart)]
+    where = f"（内容编号 {data_id}）" if data_id else ""
+    extra = "，含敏感性分析" if sensitivity else ""
+    output = f"测算报告已生成{extra}：\nMarkdown：{md_path}\nHTML：{html_path}{where}"
+    context = {
+        "report_path": str(md_path),
+        "data_id": data_id,
+        "artifacts": artifacts,
+        "inputs": headline_inputs(case["inputs"]),
+        "base": base,
+        "with_sensitivity": bool(sensitivity),
+    }
+    ctx.record_tool_call("pv_report", {"inputs": case["inputs"]}, output, context)
+    return ctx.result("completed", output, context)
+
+
+AGENT = AgentSpec(
+    name="report",
+    description="测算报告生成 report：把光伏经济性测算（和敏感性分析）的输入、假设、结果、逐年现金流表和图表"
+    "生成Markdown和HTML报告文件。",
+    run=pv_agent(run),
+    examples=(
+        "生成测算报告",
+        "帮我生成一份光伏经济测算报告",
+        "把测算结果整理成报告文件",
+        "导出光伏项目的可研测算报告（HTML）",
+    ),
+    inputs=PV_INPUTS,
+    parse_answer=parse_fields,
+    produces=(REPORT,),
+    reuse_phrases=("已有测算报告", "已经生成报告"),
+    tools=("pv_economics", "pv_charts", "pv_report"),
+    internal_plan="report.dot",
+)

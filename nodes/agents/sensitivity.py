@@ -1,0 +1,87 @@
+"""sensitivity — 敏感性分析: IRR/NPV table and tornado chart around an existing calculation.
+
+Internal plan: find the base case (`nodes.agents._pv.base_case`: the dependency's pv_calc result,
+else the conversation's latest case, else the values stated here) → vary
+capex, electricity price, yield, self-consumption and discount rate by ±10 % / ±20 %
+(`tools.pv.sensitivity`) → tornado PNG (`tools.pv.charts`). Without any base case it asks for
+the calculation inputs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nodes.agents._pv import PV_INPUTS, artifact_path, base_case, headline_inputs, pv_agent, save_case
+from nodes.kit.registry import AgentSpec
+from nodes.kit.step import StepContext
+from tools.contracts import AgentExecResult
+from tools.pv.charts import tornado_chart
+from tools.pv.inputs import parse_fields
+from tools.pv.resolve import Resolution
+from tools.pv.sensitivity import sensitivity_table, table_markdown
+
+__all__ = ["AGENT", "SENSITIVITY", "run"]
+
+SENSITIVITY = "sensitivity"  # results-index kind of a sensitivity table
+
+
+def run(ctx: StepContext) -> AgentExecResult:
+    """Run the sensitivity analysis, or ask for the calculation it should start from."""
+    ctx.emit("正在查找已有的测算方案…")
+    case = base_case(ctx, "做敏感性分析")
+    if isinstance(case, Resolution):
+        return ctx.interrupted(case.question, case.missing)
+    inputs = case["inputs"]
+    ctx.emit(f"基准方案：{inputs['location']} · {inputs['project_type']} · {inputs['capacity_kw']:g} kW")
+    ctx.emit("正在计算造价、电价、发电量、自发自用比例、折现率 ±10%/±20% 下的 IRR 和 NPV…")
+    table = sensitivity_table(inputs)
+    ctx.emit("正在绘制龙卷风图…")
+    chart = tornado_chart(table["tornado"], case["results"]["npv"], artifact_path(ctx, "tornado", "png"))
+    output = _summary(case, table, str(chart))
+    base = save_case(ctx, case)["case"]
+    payload = {
+        "base": base,
+        "inputs": inputs,
+        "table": table["rows"],
+        "tornado": table["tornado"],
+        "chart": str(chart),
+    }
+    headline = {"inputs": headline_inputs(inputs), "base": base}
+    ref = ctx.save_result(SENSITIVITY, payload, headline)
+    context: dict[str, Any] = {**headline, "sensitivity": ref, "artifacts": [str(chart)]}
+    ctx.record_tool_call("pv_sensitivity", {"inputs": inputs}, output, context)
+    return ctx.result("completed", output, context)
+
+
+def _summary(case: dict[str, Any], table: dict[str, Any], chart: str) -> str:
+    strongest = max(table["tornado"], key=lambda r: abs(r["npv_high"] - r["npv_low"]))
+    spread = abs(strongest["npv_high"] - strongest["npv_low"]) / 1e4
+    return "\n".join(
+        [
+            f"敏感性分析（基准：{case['inputs']['location']} · {case['inputs']['project_type']} · {case['inputs']['capacity_kw']:g} kW）",
+            f"对 NPV 影响最大的是{strongest['label']}：在 ±20% 范围内 NPV 相差 {spread:,.2f} 万元。",
+            f"龙卷风图：{chart}",
+            table_markdown(table, case["results"]),
+        ]
+    )
+
+
+AGENT = AgentSpec(
+    name="sensitivity",
+    description="敏感性分析 sensitivity analysis：在已有光伏测算方案基础上，分别将造价、电价、发电量（利用小时数）、"
+    "自发自用比例、折现率变动±10%和±20%，给出IRR和NPV变化表和龙卷风图。",
+    run=pv_agent(run),
+    examples=(
+        "对测算方案进行敏感性分析",
+        "我已经有测算方案了，对已有的测算方案进行敏感性分析",
+        "电价和造价变化对收益率影响有多大",
+        "做一下光伏项目的敏感性分析，画龙卷风图",
+        "如果发电量少10%，IRR会降到多少",
+    ),
+    inputs=PV_INPUTS,
+    parse_answer=parse_fields,
+    produces=(SENSITIVITY,),
+    reuse_phrases=("已有敏感性分析", "已经做过敏感性分析"),
+    tools=("pv_economics", "pv_sensitivity", "pv_charts"),
+    internal_plan="sensitivity.dot",
+)

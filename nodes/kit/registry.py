@@ -1,0 +1,91 @@
+"""What a sub-agent is: its spec (name, description, inputs, run) and how a set of them is loaded.
+
+The set of shipped agents is `nodes.agents.AGENT_MODULES`; `load_agents(modules)` imports them and
+checks each one's internal plan.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from nodes.kit.ep_plans import internal_plan_of
+
+if TYPE_CHECKING:
+    from nodes.kit.step import StepContext
+    from tools.contracts import AgentExecResult
+
+__all__ = ["AgentSpec", "InputField", "UnknownAgentError", "get_spec", "load_agents"]
+
+
+@dataclass(frozen=True)
+class InputField:
+    """An input a sub-agent needs: its name, what it means (shown to the planner), whether required."""
+
+    name: str
+    description: str = ""
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """A registered sub-agent.
+
+    `run(ctx)` executes one plan step and returns an AgentExecResult; it must be safe to call
+    again for the same step after an interrupt (it re-reads everything from `ctx`).
+    `parse_answer(text)` turns a user's free-text answer into input fields (merged into the
+    plan context on resume). `produces` names the results-index kinds this agent saves
+    (`StepContext.save_result`), so the planner can skip the step when the conversation already
+    has one and the user says so. `internal_plan` is
+    the agent's internal plan (EP) as a `.dot` file — a relative path is read from
+    `nodes/agents/plans/` — whose `toolCode`s must be among `tools`; it is checked when the
+    registry loads (`nodes.kit.ep_plans`).
+    """
+
+    name: str
+    description: str
+    run: Callable[[StepContext], AgentExecResult]
+    examples: tuple[str, ...] = ()
+    inputs: tuple[InputField, ...] = ()
+    parse_answer: Callable[[str], dict] = field(default=lambda text: {})
+    produces: tuple[str, ...] = ()
+    reuse_phrases: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    internal_plan: str | Path | None = None
+
+
+class UnknownAgentError(KeyError):
+    """Raised when a plan names an agent that is not registered; the message lists the valid names."""
+
+    def __init__(self, name: str, available: Iterable[str]) -> None:
+        self.name = name
+        super().__init__(f"unknown agent {name!r}; available: {', '.join(sorted(available))}")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def load_agents(modules: Iterable[str]) -> dict[str, AgentSpec]:
+    """The agents defined by `modules` (each exposes `AGENT: AgentSpec`), by name, in the given order.
+
+    Raises `nodes.kit.ep_plans.AgentPlanError` naming the file when an agent's internal plan is invalid.
+    """
+    found: dict[str, AgentSpec] = {}
+    for module_name in modules:
+        spec: AgentSpec = importlib.import_module(module_name).AGENT
+        if spec.name in found:
+            raise ValueError(f"agent name {spec.name!r} registered twice (in {module_name})")
+        internal_plan_of(spec)  # raises AgentPlanError naming the file
+        found[spec.name] = spec
+    return found
+
+
+def get_spec(specs: Mapping[str, AgentSpec], name: str) -> AgentSpec:
+    """The agent called `name`, or UnknownAgentError listing the valid names."""
+    try:
+        return specs[name]
+    except KeyError:
+        raise UnknownAgentError(name, specs) from None

@@ -1,0 +1,203 @@
+"""What a sub-agent sees when it runs one plan step: inputs, dependencies, memory, streaming."""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+from graphs.context import Context
+from memory.types import memory_namespace
+from tools.contracts import AgentExecResult
+from tools.results import InMemoryResults, Results, StoredResult
+
+if TYPE_CHECKING:
+    from nodes.kit.ep import EPTracker
+    from tools.kb.index import KnowledgeIndex
+
+__all__ = ["AgentMemory", "InMemoryAgentMemory", "StepContext", "memory_namespace"]
+
+log = logging.getLogger("plangraph.executor")
+REFLECTION_FACTS = (
+    "用户需求：{query}\n本步骤任务：{requirement}\n刚执行完的工具：{tool}\n工具输出（节选）：\n{output}"
+)
+
+
+class AgentMemory(Protocol):
+    """One agent's conversation memory (a namespace of the block memory)."""
+
+    namespace: str
+
+    def add(self, messages: Sequence[BaseMessage]) -> None:
+        """Append messages (chronological)."""
+        ...
+
+    def messages(self) -> list[BaseMessage]:
+        """All messages of this namespace, oldest first."""
+        ...
+
+
+class InMemoryAgentMemory:
+    """A list-backed AgentMemory for unit tests and throwaway runs."""
+
+    def __init__(self, namespace: str = "test") -> None:
+        self.namespace = namespace
+        self._messages: list[BaseMessage] = []
+
+    def add(self, messages: Sequence[BaseMessage]) -> None:
+        """Append messages."""
+        self._messages.extend(messages)
+
+    def messages(self) -> list[BaseMessage]:
+        """All messages, oldest first."""
+        return list(self._messages)
+
+
+@dataclass
+class StepContext:
+    """Everything one step of one sub-agent may read or use.
+
+    `plan_context` holds values the user supplied for this plan (answers merged by ask_user);
+    `deps` the AgentExecResults of the steps this one depends on, by seqNo. `results` holds what
+    earlier steps of the conversation produced (by reference; `save_result` / `latest_result`).
+    `knowledge` opens the knowledge index (None: the step has none); `settings` is the run's
+    Context. `ep` (when the agent
+    has an internal plan) follows the step's tool calls and questions and is returned in the
+    result's `context["ep"]` as DOT; with a `model` as well, the model may refresh it after each
+    tool call (reflection mode, see `nodes.kit.ep`).
+    """
+
+    plan_id: str
+    seq_no: int
+    agent_name: str
+    requirement: str
+    user_query: str
+    plan_context: dict[str, Any]
+    deps: dict[int, AgentExecResult]
+    user_id: str
+    conversation_id: str
+    data_dir: Path
+    memory: AgentMemory
+    emit: Callable[[str], None] = field(default=lambda text: None)
+    model: BaseChatModel | None = None
+    results: Results = field(default_factory=InMemoryResults)
+    knowledge: Callable[[], KnowledgeIndex] | None = None
+    settings: Context = field(default_factory=lambda: Context(conversation_id="test"))
+    ep: EPTracker | None = None
+    window: Callable[[str, str], list[BaseMessage]] | None = None
+
+    def prompt(self, system_prompt: str, request: str) -> list[BaseMessage]:
+        """Messages for one model call of this agent, ending with `request`.
+
+        Its disclosed memory window (one system message, latest block, loose messages, then
+        `request`, within the token budget), or just the system prompt and `request` when the
+        step runs without block memory.
+        """
+        if self.window is None:
+            return [SystemMessage(system_prompt), HumanMessage(request)]
+        return self.window(system_prompt, request)
+
+    def texts(self) -> list[str]:
+        """The user's words for this step, oldest first: request, step requirement, answers."""
+        answers = [str(a) for a in self.plan_context.get("answers", {}).get(str(self.seq_no), [])]
+        return [self.user_query, self.requirement, *answers]
+
+    def save_result(self, kind: str, payload: dict[str, Any], headline: dict[str, Any]) -> str:
+        """Store this step's payload once (offload store) and index it; returns its `store://` id."""
+        return self.results.put(kind, self.plan_id, self.seq_no, payload, headline)
+
+    def latest_result(
+        self, kind: str, where: Callable[[StoredResult], bool] | None = None
+    ) -> tuple[StoredResult, dict[str, Any]] | None:
+        """The conversation's newest result of `kind` (matching `where`) and its payload, or None."""
+        found = self.results.latest(kind, where)
+        return None if found is None else (found, self.results.load(found.ref))
+
+    def load_result(self, ref: str) -> dict[str, Any]:
+        """The payload of a result by its `store://` id (e.g. from a dependency's context)."""
+        return self.results.load(ref)
+
+    def record_tool_call(self, tool_name: str, args: dict[str, Any], output: str, structured: dict) -> None:
+        """Write one tool-call closure (AIMessage with the call + its ToolMessage) to memory."""
+        call_id = f"call_{uuid.uuid4().hex[:12]}"
+        self.memory.add(
+            [
+                AIMessage(content="", tool_calls=[{"name": tool_name, "args": args, "id": call_id}]),
+                ToolMessage(
+                    content=output,
+                    tool_call_id=call_id,
+                    name=tool_name,
+                    additional_kwargs={"structured": json.loads(json.dumps(structured, default=str))},
+                ),
+            ]
+        )
+        if self.ep is None:
+            return
+        self.ep.tool_recorded(tool_name, args, output)
+        if self.model is not None:
+            facts = REFLECTION_FACTS.format(
+                query=self.user_query, requirement=self.requirement, tool=tool_name, output=output[:600]
+            )
+            note = self.ep.reflect(self.model, facts)
+            if note is not None:
+                self.emit(f"执行计划已更新：{note}")
+
+    def result(self, status: str, output: str, context: dict[str, Any] | None = None) -> AgentExecResult:
+        """Build this step's AgentExecResult and remember the exchange (requirement → output).
+
+        When a refreshed internal plan left a node waiting for the user, a completed step asks
+        that node's question instead (and re-runs once the user answers).
+        """
+        context = dict(context or {})
+        if self.ep is not None:
+            waiting = self.ep.waiting()
+            if status == "completed" and waiting is not None:
+                log.info(
+                    "step %s (%s): the refreshed plan asks: %s",
+                    self.seq_no,
+                    self.agent_name,
+                    waiting.question,
+                )
+                return self._asking(waiting.question, {"missing": []})
+            if status == "completed":
+                self.ep.finish()
+            elif status == "failed":
+                self.ep.fail()
+            context["ep"] = self.ep.dot()
+        self.memory.add([HumanMessage(content=self.requirement), AIMessage(content=output)])
+        return AgentExecResult(
+            recordId=f"{self.plan_id}:{self.seq_no}:{uuid.uuid4().hex[:8]}",
+            output=output,
+            status=status,  # type: ignore[typeddict-item]
+            context=context,
+        )
+
+    def interrupted(self, question: str, missing: list[str], **context: Any) -> AgentExecResult:
+        """Ask the user for `missing` inputs; the step re-runs once they answer."""
+        if self.ep is not None:
+            self.ep.ask(question)
+        return self._asking(question, {"missing": missing, **context})
+
+    def failed_plan(self) -> str | None:
+        """The internal plan of a step that raised, as DOT (running nodes 失败), or None."""
+        if self.ep is None:
+            return None
+        self.ep.fail()
+        return self.ep.dot()
+
+    def _asking(self, question: str, context: dict[str, Any]) -> AgentExecResult:
+        if self.ep is not None:
+            context = {**context, "ep": self.ep.dot()}
+        return AgentExecResult(
+            recordId=f"{self.plan_id}:{self.seq_no}:{uuid.uuid4().hex[:8]}",
+            output=question,
+            status="interrupted",
+            context=context,
+        )

@@ -1,0 +1,92 @@
+"""Turn ranked knowledge passages into a cited answer, or an honest "我不知道".
+
+Offline the answer is extractive: the sentences of each source that share the most terms with the
+question, each tagged with its source number. With a chat model the model writes the answer from
+the same numbered passages (prompt from seeds/001), and its citations are checked against them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+
+from tools.kb.search import KbHit
+
+__all__ = ["KB_ANSWER_PROMPT", "answer_with_model", "cite_sources", "extractive_answer", "not_found_answer"]
+
+KB_ANSWER_PROMPT = """你是光伏投资领域的政策、并网与运维知识助手。请只根据用户消息中检索到的资料回答问题，不要编造资料以外的内容。
+如果资料中没有答案，请只回答“我不知道”。
+请在回答中用资料编号注明来源，如 [1][3]。"""
+
+_SENTENCE = re.compile(r"[^。！？!?\n]+[。！？!?]?")
+_CITATION = re.compile(r"\[(\d{1,2})\]")
+_MAX_SENTENCES = 2
+
+
+def cite_sources(hits: Sequence[KbHit]) -> str:
+    """The numbered source list that ends every answer."""
+    lines = [f"[{i}] 《{h.passage.title}》，{h.passage.source}" for i, h in enumerate(hits, 1)]
+    return "参考来源：\n" + "\n".join(lines)
+
+
+def extractive_answer(question: str, weights: Mapping[str, float], hits: Sequence[KbHit]) -> str:
+    """The sentences of each source richest in the question's (IDF-weighted) terms, tagged [n]."""
+    lines = []
+    for i, hit in enumerate(hits, 1):
+        sentences = [s.strip() for s in _SENTENCE.findall(hit.passage.text) if s.strip()]
+        scored = [
+            (sum(w for t, w in weights.items() if t in s.lower()), pos) for pos, s in enumerate(sentences)
+        ]
+        best = sorted(
+            pos for score, pos in sorted(scored, key=lambda sp: (-sp[0], sp[1]))[:_MAX_SENTENCES] if score > 0
+        )
+        chosen = "".join(_closed(sentences[pos]) for pos in best) or _closed(
+            sentences[0] if sentences else hit.passage.title
+        )
+        lines.append(f"- {chosen}[{i}]")
+    return f"关于“{question}”，知识库中的相关说明如下：\n" + "\n".join(lines) + "\n\n" + cite_sources(hits)
+
+
+def _closed(sentence: str) -> str:
+    """A sentence ending in a full stop (clauses cut at "；" or "：" read as complete)."""
+    sentence = sentence.rstrip("；;，,：: ")
+    return sentence if sentence.endswith(("。", "！", "？", "!", "?")) else sentence + "。"
+
+
+def not_found_answer(question: str, terms: Sequence[str], documents: int) -> str:
+    """Say "我不知道", with what was searched and how to add documents."""
+    keywords = "、".join(terms) if terms else "（无有效关键词）"
+    return (
+        f"我不知道。我在知识库的 {documents} 篇文档中检索了“{question}”（关键词：{keywords}），"
+        "没有找到足够相关的内容。您可以换个说法再问，或把相关资料（.md/.txt）放进 PLANGRAPH_KB_DIR "
+        "指定的文件夹后再试。"
+    )
+
+
+def answer_with_model(
+    model: BaseChatModel,
+    question: str,
+    hits: Sequence[KbHit],
+    prompt: Callable[[str, str], list[BaseMessage]],
+) -> tuple[str, list[int]] | None:
+    """The model's answer with only valid citations kept, and the source numbers it cited.
+
+    `cited == []` means the model said "我不知道" from these sources. None means the model cited
+    none of them without saying so; the caller then falls back to the extractive answer.
+    """
+    material = "\n\n".join(
+        f"[{i}] 《{h.passage.title}》（来源：{h.passage.source}）\n{h.passage.text}"
+        for i, h in enumerate(hits, 1)
+    )
+    # `prompt` (StepContext.prompt: the agent's disclosed memory window, ending with this request)
+    # lets a follow-up question see the earlier exchange within the token budget.
+    reply = model.invoke(prompt(KB_ANSWER_PROMPT, f"检索内容：\n{material}\n\n问题：{question}"))
+    text = reply.text.strip()
+    valid = range(1, len(hits) + 1)
+    cited = sorted({int(n) for n in _CITATION.findall(text) if int(n) in valid})
+    if not cited:
+        return (text, []) if "我不知道" in text else None
+    return _CITATION.sub(lambda m: m.group(0) if int(m.group(1)) in valid else "", text), cited

@@ -1,0 +1,147 @@
+"""The persistent knowledge index: passages and vectors in Chroma, refreshed incrementally.
+
+Chroma is the single record of what is indexed: each passage's metadata holds its file key and
+content hash, so `refresh()` embeds only files that are new or changed and deletes passages of
+files that are gone. The BM25 side is rebuilt in memory from the stored passages.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from langchain_core.embeddings import Embeddings
+
+from tools.kb.corpus import KbPassage, file_sha, read_document, scan_documents
+from tools.kb.search import HybridRanker, KbHit, RankerSettings
+
+__all__ = ["IndexReport", "KnowledgeIndex", "embedding_id"]
+
+_BATCH = 256  # passages per upsert: well under Chroma's batch limit, large enough for the model
+
+
+@dataclass(frozen=True)
+class IndexReport:
+    """What one refresh changed, in files."""
+
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+
+    @property
+    def changed(self) -> bool:
+        """True when any file was (re)indexed or dropped."""
+        return bool(self.added or self.updated or self.removed)
+
+
+def embedding_id(embeddings: Embeddings) -> str:
+    """A short name for the embedding model; vectors of different models never share a collection."""
+    name = getattr(embeddings, "model", None) or getattr(embeddings, "size", None) or ""
+    raw = f"{type(embeddings).__name__}-{name}".lower()
+    return re.sub(r"[^a-z0-9._-]+", "-", raw).strip("-.")[:60]
+
+
+class KnowledgeIndex:
+    """Passages of the documents under `dirs`, stored under `data_dir/kb/chroma` (or the PLANGRAPH_CHROMA_URL server).
+
+    One instance per data dir and process; `refresh` and `search` are serialised by a lock.
+    """
+
+    def __init__(
+        self,
+        data_dir: Path,
+        dirs: Sequence[Path],
+        embeddings: Embeddings,
+        settings: RankerSettings | None = None,
+        chroma_url: str | None = None,
+    ) -> None:
+        from tools.kb._chroma import ChromaEmbeddings, kb_client
+
+        self.dirs = list(dirs)
+        self.embeddings = embeddings
+        self.settings = settings or RankerSettings()
+        client = kb_client(Path(data_dir), chroma_url)
+        self._collection = client.get_or_create_collection(
+            f"kb-{embedding_id(embeddings)}",
+            embedding_function=ChromaEmbeddings(embeddings),  # type: ignore[arg-type]
+            metadata={"hnsw:space": "cosine"},
+        )
+        self._lock = threading.Lock()
+        self._ranker: HybridRanker | None = None
+
+    def refresh(self) -> IndexReport:
+        """Index new and changed files, drop passages of deleted files."""
+        with self._lock:
+            files = scan_documents(self.dirs)
+            stored = self._collection.get(include=["metadatas"])
+            rows = list(zip(stored["ids"], stored["metadatas"] or [], strict=True))
+            known = {str(m["doc_key"]): str(m["sha"]) for _, m in rows}
+            fresh = {key: path for key, path in files.items() if known.get(key) != file_sha(path)}
+            stale = [pid for pid, m in rows if m["doc_key"] not in files or m["doc_key"] in fresh]
+            if stale:
+                self._collection.delete(ids=stale)
+            self._add([p for key, path in fresh.items() for p in read_document(path, key)])
+            updated = sum(1 for key in fresh if key in known)
+            gone = sum(1 for key in known if key not in files)
+            report = IndexReport(len(fresh) - updated, updated, gone, len(files) - len(fresh))
+            if report.changed or self._ranker is None:
+                self._ranker = HybridRanker(self._stored_passages(), self.settings)
+            return report
+
+    def search(self, query: str, k: int = 5) -> list[KbHit]:
+        """Top `k` passages for `query` (call `refresh` first)."""
+        with self._lock:
+            if self._ranker is None:
+                raise RuntimeError("KnowledgeIndex.search called before refresh(); call refresh() first.")
+            count = self._collection.count()
+            if not count or not query.strip():
+                return []
+            found = self._collection.query(
+                query_embeddings=[self.embeddings.embed_query(query)],  # type: ignore[arg-type]
+                n_results=min(count, 50),
+                include=["distances"],
+            )
+            ids, distances = found["ids"][0], (found["distances"] or [[]])[0]
+            vector = {pid: 1.0 - float(d) for pid, d in zip(ids, distances, strict=True)}
+            return self._ranker.rank(query, vector, k)
+
+    def query_terms(self, query: str) -> list[str]:
+        """The topic terms of `query` as the ranker sees them (call `refresh` first)."""
+        return self._ranker.query_terms(query) if self._ranker else []
+
+    def term_weights(self, terms: Sequence[str]) -> dict[str, float]:
+        """IDF weights of `terms` in the indexed corpus (call `refresh` first)."""
+        return self._ranker.term_weights(terms) if self._ranker else dict.fromkeys(terms, 1.0)
+
+    @property
+    def size(self) -> int:
+        """Number of indexed documents."""
+        return len({p.doc_key for p in self._ranker.passages}) if self._ranker else 0
+
+    def _add(self, passages: list[KbPassage]) -> None:
+        """Embed and store passages in batches (one model call per batch, not per file)."""
+        for start in range(0, len(passages), _BATCH):
+            batch = passages[start : start + _BATCH]
+            self._collection.upsert(
+                ids=[p.passage_id for p in batch],
+                documents=[p.text for p in batch],
+                metadatas=[
+                    {"doc_key": p.doc_key, "title": p.title, "source": p.source, "tags": p.tags, "sha": p.sha}
+                    for p in batch
+                ],
+            )
+
+    def _stored_passages(self) -> list[KbPassage]:
+        got = self._collection.get(include=["documents", "metadatas"])
+        rows = zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True)
+        passages = [
+            KbPassage(
+                pid, str(m["doc_key"]), str(m["title"]), str(m["source"]), str(m["tags"]), text, str(m["sha"])
+            )
+            for pid, text, m in rows
+        ]
+        return sorted(passages, key=lambda p: p.passage_id)

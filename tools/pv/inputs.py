@@ -1,0 +1,203 @@
+"""Chinese free text → PV calculation fields ("装机容量500kW", "电价0.85元/度", "杭州余杭区").
+
+Every number is converted to one canonical unit here (kW, 元/W, 元/kWh, ratios 0–1, kWh); a
+number whose unit is missing or ambiguous is kept under an `*_unitless` key so validation asks
+about it instead of guessing. Numbers written in Chinese characters (五百千瓦) are not read.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from typing import Any
+
+from tools.pv.data import find_locations
+
+__all__ = ["EXCLUSIVE_GROUPS", "merge_fields", "normalize", "parse_fields", "parse_with_rest"]
+
+_N = r"(\d+(?:\.\d+)?)"
+_S = r"[为是:约\s]*"
+_PRICE_UNIT = r"(元/度|元/kwh|元/千瓦时|元/mwh|元/兆瓦时|分/度|分/kwh|分|元)?"
+_PRICE_SCALE = {"元/mwh": 0.001, "元/兆瓦时": 0.001, "分/度": 0.01, "分/kwh": 0.01, "分": 0.01}
+_REUSE = re.compile(
+    r"其[他它余]参数不变|参数不变|沿用|重新测算|重新计算|再算一次|再测算|同样的参数|相同的?参数|上次的参数|之前的参数|保持不变"
+)
+_CI_WORDS = frozenset({"工商业", "工业", "商业", "厂房", "厂区", "企业"})
+_CHANGE = re.compile(r"更换到|更换为|换到|换成|改为|改成|改到|变更为|调整为|搬到")
+_PLACE = re.compile(
+    r"(?:地点|地址|位置|位于|项目地|所在地|城市|更换到|更换为|换到|换成|改为|改成|改到)[是为在:\s]*([\u4e00-\u9fff]{2,10}?(?:省|市|区|县|州|旗))"
+)
+
+# Keys that describe the same quantity; a newer one replaces the older ones when merging.
+EXCLUSIVE_GROUPS: tuple[tuple[str, ...], ...] = (
+    ("location", "location_unknown"),
+    ("capacity_kw", "capacity_unitless", "roof_area_m2"),
+    ("capex_yuan_per_w", "capex_total_yuan", "capex_unitless"),
+    ("om_yuan_per_w_year", "om_total_yuan_per_year"),
+)
+
+
+def normalize(text: str) -> str:
+    """NFKC (full-width → ASCII, ㎡ → m2), lower case, thousands separators removed."""
+    return re.sub(r"(?<=\d),(?=\d{3})", "", unicodedata.normalize("NFKC", text).lower())
+
+
+def _ratio(num: str, pct: str | None) -> float:
+    value = float(num)
+    return round(value / 100, 10) if pct or value > 1 else value
+
+
+def _om(m: re.Match) -> dict[str, float]:
+    value, unit = float(m[1]), m[2]
+    if unit.startswith("元/k") or unit.startswith("元/千"):
+        return {"om_yuan_per_w_year": value / 1000}
+    if unit.startswith("元/"):
+        return {"om_yuan_per_w_year": value}
+    return {"om_total_yuan_per_year": value * (10_000 if unit.startswith("万") else 1)}
+
+
+def _capex(m: re.Match) -> dict[str, float]:
+    value, unit = float(m[1]), m[2]
+    if unit.startswith("万元/"):
+        return {"capex_yuan_per_w": value * 10_000 / 1_000_000}
+    return {"capex_yuan_per_w": value / 1000 if ("k" in unit or "千" in unit) else value}
+
+
+def _load(m: re.Match) -> dict[str, float]:
+    unit = m[2] or ""
+    scale = (
+        1e8
+        if unit.startswith("亿")
+        else 1e4
+        if unit.startswith("万")
+        else 1e3
+        if unit in ("mwh", "兆瓦时")
+        else 1
+    )
+    return {"annual_load_kwh": float(m[1]) * scale}
+
+
+# (pattern, handler) in order; each match is blanked so later rules cannot read it again.
+_RULES: tuple[tuple[str, Callable[[re.Match], dict[str, Any]]], ...] = (
+    (
+        rf"(?:运维成本|运维费用|运维费|运营成本|运维)[为是:约\s每年]*{_N}\s*(元/wp?|元/瓦|元/kwp?|元/千瓦|万元|万|元)(?:[·./\s]*年)?",
+        _om,
+    ),
+    (
+        rf"(?:余电上网电价|上网电价|燃煤基准价|燃煤标杆电价|脱硫煤电价|标杆电价|基准电价){_S}{_N}\s*{_PRICE_UNIT}",
+        lambda m: {"feed_in_price": float(m[1]) * _PRICE_SCALE.get(m[2] or "", 1)},
+    ),
+    (
+        rf"(?:电价|电费|用电价格|购电价格){_S}{_N}\s*{_PRICE_UNIT}",
+        lambda m: {"electricity_price": float(m[1]) * _PRICE_SCALE.get(m[2] or "", 1)},
+    ),
+    (
+        rf"{_N}\s*(元/度|元/kwh|元/千瓦时|分/度)",
+        lambda m: {"electricity_price": float(m[1]) * _PRICE_SCALE.get(m[2], 1)},
+    ),
+    (
+        rf"(?:项目总投资|总投资|总造价|投资总额|总成本){_S}{_N}\s*(亿元|亿|万元|万|元)",
+        lambda m: {"capex_total_yuan": float(m[1]) * {"亿": 1e8, "万": 1e4}.get(m[2][0], 1)},
+    ),
+    (rf"{_N}\s*(元/wp|元/w|元/瓦|元每瓦|元/kwp|元/kw|元/千瓦|万元/mwp|万元/mw|万元/兆瓦)(?![h时])", _capex),
+    (rf"每瓦{_S}{_N}\s*元", lambda m: {"capex_yuan_per_w": float(m[1])}),
+    (
+        rf"(?:单瓦造价|单位造价|单瓦成本|单位投资|建设成本|epc|造价){_S}{_N}(?!\s*(?:[\d.]|元|万|亿))",
+        lambda m: {"capex_unitless": float(m[1])},
+    ),
+    (
+        rf"(?:年用电量|年用电|年耗电量|年均用电量){_S}{_N}\s*(万度|万kwh|万千瓦时|亿度|度|kwh|千瓦时|mwh|兆瓦时|万)?",
+        _load,
+    ),
+    (
+        rf"(?:年?等效利用小时数?|年?利用小时数?|等效小时数?|满发小时数?|年发电小时数?){_S}{_N}",
+        lambda m: {"specific_yield": float(m[1])},
+    ),
+    (rf"{_N}\s*kwh\s*/\s*kwp", lambda m: {"specific_yield": float(m[1])}),
+    (
+        rf"{_N}\s*(万)?\s*(平方米|平米|m2|平方)",
+        lambda m: {"roof_area_m2": float(m[1]) * (1e4 if m[2] else 1)},
+    ),
+    (
+        rf"{_N}\s*(mwp|mw|兆瓦|kwp|kw|千瓦)(?![h时])",
+        lambda m: {"capacity_kw": float(m[1]) * (1 if m[2][0] in "k千" else 1000)},
+    ),
+    (
+        rf"(?:装机容量|装机规模|装机|容量|规模){_S}{_N}(?!\s*[\d.%])",
+        lambda m: {"capacity_unitless": float(m[1])},
+    ),
+    (
+        rf"(?:自发自用比例|自发自用率|自发自用|自用比例|自用率|消纳比例){_S}{_N}\s*(%)?",
+        lambda m: {"self_consumption": _ratio(m[1], m[2])},
+    ),
+    (r"全额上网", lambda m: {"self_consumption": 0.0}),
+    (r"全部自用|全额自用|完全自用", lambda m: {"self_consumption": 1.0}),
+    (rf"首年(?:组件)?衰减率?{_S}{_N}\s*(%)?", lambda m: {"first_year_degradation": _ratio(m[1], m[2])}),
+    (
+        rf"(?:逐年|年均|每年|线性|年)衰减率?{_S}{_N}\s*(%)?",
+        lambda m: {"annual_degradation": _ratio(m[1], m[2])},
+    ),
+    (
+        rf"(?<!回收)(?:运营期|运营年限|运行期|运行年限|寿命|使用年限|测算年限|测算期|项目周期|周期|年限){_S}{_N}\s*年",
+        lambda m: {"lifetime_years": float(m[1])},
+    ),
+    (rf"{_N}\s*年(?:运营期|寿命|测算期)", lambda m: {"lifetime_years": float(m[1])}),
+    (
+        rf"(?:折现率|贴现率|基准收益率|资金成本|资本成本){_S}{_N}\s*(%)?",
+        lambda m: {"discount_rate": _ratio(m[1], m[2])},
+    ),
+)
+_COMPILED = tuple((re.compile(p), h) for p, h in _RULES)
+
+
+def _project_type(text: str) -> str | None:
+    hits = [
+        (m.start(), "工商业" if m[0] in _CI_WORDS else "户用")
+        for m in re.finditer(r"工商业|工业|商业|厂房|厂区|企业|户用|居民|家庭|家用|自家|农户|住宅", text)
+    ]
+    return min(hits)[1] if hits else None
+
+
+def _location(text: str) -> dict[str, str]:
+    known = find_locations(text)
+    change = _CHANGE.search(text)
+    after = [loc for pos, loc in known if change and pos >= change.end()]
+    if after or known:
+        return {"location": (after or [known[0][1]])[0].name}
+    unknown = _PLACE.search(text)
+    return {"location_unknown": unknown[1]} if unknown else {}
+
+
+def parse_with_rest(text: str) -> tuple[dict[str, Any], str]:
+    """Fields found in `text`, and the normalized text with the parsed numbers blanked out."""
+    rest = normalize(text)
+    fields: dict[str, Any] = {}
+    for pattern, handler in _COMPILED:
+        for m in pattern.finditer(rest):
+            for key, value in handler(m).items():
+                fields.setdefault(key, value)
+        rest = pattern.sub(lambda m: " " * len(m[0]), rest)
+    fields.update(_location(normalize(text)))
+    if ptype := _project_type(rest):
+        fields["project_type"] = ptype
+    if _REUSE.search(rest):
+        fields["reuse_previous"] = True
+    return fields, rest
+
+
+def parse_fields(text: str) -> dict[str, Any]:
+    """PV calculation fields stated in `text` (canonical units); see the module docstring."""
+    return parse_with_rest(text)[0]
+
+
+def merge_fields(older: dict[str, Any], newer: dict[str, Any]) -> dict[str, Any]:
+    """`older` updated with `newer`, where a newer key also drops the older keys of its group."""
+    merged = dict(older)
+    for key in newer:
+        for group in EXCLUSIVE_GROUPS:
+            if key in group:
+                for other in group:
+                    merged.pop(other, None)
+    merged.update(newer)
+    return merged

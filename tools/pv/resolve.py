@@ -1,0 +1,218 @@
+"""Parsed fields → complete, validated inputs of the financial model (or one question to ask).
+
+Required: location (a place in `tools/pv/tables/yield.csv`, or both the yield and feed-in price given),
+project type, and capacity (or roof area). Everything else takes the documented default of the
+project type, and every default used is listed with its basis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tools.pv.data import PROJECT_TYPES, defaults_for, feed_in_price, locations
+
+__all__ = ["LABELS", "MODEL_FIELDS", "Resolution", "fmt", "resolve_inputs"]
+
+LABELS: dict[str, tuple[str, str]] = {
+    "location": ("项目地点", ""),
+    "project_type": ("项目类型", ""),
+    "capacity_kw": ("装机容量", "kW"),
+    "roof_area_m2": ("屋顶面积", "m²"),
+    "capex_yuan_per_w": ("单瓦造价", "元/W"),
+    "electricity_price": ("自用电价", "元/kWh"),
+    "feed_in_price": ("上网电价", "元/kWh"),
+    "self_consumption": ("自发自用比例", "%"),
+    "om_yuan_per_w_year": ("运维成本", "元/W·年"),
+    "first_year_degradation": ("首年衰减", "%"),
+    "annual_degradation": ("逐年衰减", "%"),
+    "lifetime_years": ("运营期", "年"),
+    "discount_rate": ("折现率", "%"),
+    "specific_yield": ("年等效利用小时数", "kWh/kWp"),
+    "annual_load_kwh": ("年用电量", "kWh"),
+}
+MODEL_FIELDS = tuple(LABELS)
+_DEFAULTED = (
+    "capex_yuan_per_w",
+    "electricity_price",
+    "self_consumption",
+    "om_yuan_per_w_year",
+    "first_year_degradation",
+    "annual_degradation",
+    "lifetime_years",
+    "discount_rate",
+)
+_ASK = {
+    "location": "项目地点（城市或区县，如“杭州余杭区”）",
+    "project_type": "项目类型（工商业还是户用）",
+    "capacity_kw": "装机容量（如“500kW”，也可以告诉我屋顶面积，如“屋顶面积3000平方米”）",
+}
+
+
+def fmt(name: str, value: Any) -> str:
+    """`value` of field `name` for people: "500 kW", "80%", "0.85 元/kWh"."""
+    unit = LABELS.get(name, ("", ""))[1]
+    if value is None:
+        return "未提供"
+    if unit == "%":
+        return f"{value * 100:g}%"
+    if isinstance(value, float):
+        return f"{value:.6g} {unit}".strip() if value < 1e5 else f"{value:,.0f} {unit}".strip()
+    return f"{value} {unit}".strip()
+
+
+@dataclass
+class Resolution:
+    """Either `inputs` (complete) or a `question` about the `missing` / wrong fields."""
+
+    inputs: dict[str, Any] | None = None
+    defaults_used: list[dict[str, Any]] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    question: str = ""
+
+
+def _join(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else "、".join(parts[:-1]) + "和" + parts[-1]
+
+
+def _ask_missing(missing: list[str], purpose: str) -> Resolution:
+    return Resolution(
+        missing=missing, question=f"要{purpose}，还需要您告诉我{_join([_ASK[m] for m in missing])}。"
+    )
+
+
+def _fix(name: str, question: str) -> Resolution:
+    return Resolution(missing=[name], question=question)
+
+
+def resolve_inputs(fields: dict[str, Any], purpose: str = "完成光伏经济性测算") -> Resolution:
+    """Complete `fields` with defaults and validate them; `purpose` starts the missing-input question."""
+    if "location_unknown" in fields:
+        examples = "、".join(loc.name for loc in locations()[:6:2])
+        return _fix(
+            "location",
+            f"没有找到“{fields['location_unknown']}”的光照数据。请换成附近的地级市或区县（例如{examples}），"
+            "或直接告诉我当地的年等效利用小时数和上网电价。",
+        )
+    if "capacity_unitless" in fields:
+        return _fix(
+            "capacity_kw",
+            f"装机容量“{fields['capacity_unitless']:g}”没有写单位，请确认是 kW 还是 MW（例如“500kW”）。",
+        )
+    if "capex_unitless" in fields:
+        return _fix(
+            "capex_yuan_per_w",
+            f"造价“{fields['capex_unitless']:g}”没有写单位，请确认是 元/W、元/kW 还是总投资万元。",
+        )
+    place = next((loc for loc in locations() if loc.name == fields.get("location")), None)
+    missing = [
+        name
+        for name, ok in (
+            ("location", place is not None or {"specific_yield", "feed_in_price"} <= fields.keys()),
+            ("project_type", fields.get("project_type") in PROJECT_TYPES),
+            ("capacity_kw", "capacity_kw" in fields or "roof_area_m2" in fields),
+        )
+        if not ok
+    ]
+    if missing:
+        return _ask_missing(missing, purpose)
+    ptype = fields["project_type"]
+    table = defaults_for(ptype)
+    used: list[dict[str, Any]] = []
+
+    def default(name: str, value: Any, basis: str) -> Any:
+        used.append(
+            {
+                "field": name,
+                "label": LABELS[name][0],
+                "value": value,
+                "text": fmt(name, value),
+                "basis": basis,
+            }
+        )
+        return value
+
+    inputs: dict[str, Any] = {k: fields[k] for k in MODEL_FIELDS if k in fields}
+    inputs.update(
+        project_type=ptype,
+        roof_area_m2=fields.get("roof_area_m2"),
+        annual_load_kwh=fields.get("annual_load_kwh"),
+    )
+    inputs.update(
+        location=place.name if place else "未指定",
+        province=place.province if place else "",
+        city=place.city if place else "",
+    )
+    if "capacity_kw" not in fields:
+        area = table["area_w_per_m2"].value
+        inputs["capacity_kw"] = default(
+            "capacity_kw",
+            fields["roof_area_m2"] * area / 1000,
+            f"按屋顶面积 {fields['roof_area_m2']:g} m² × {area:g} W/m² 估算（{table['area_w_per_m2'].basis}）",
+        )
+    if "specific_yield" not in fields and place:
+        inputs["specific_yield"] = default(
+            "specific_yield", place.specific_yield, f"{place.name}：{place.source}"
+        )
+    if "feed_in_price" not in fields and place:
+        benchmark = feed_in_price(place.province)
+        if benchmark is None:
+            return _fix(
+                "feed_in_price", f"没有{place.province}的燃煤基准价数据，请告诉我上网电价（元/kWh）。"
+            )
+        inputs["feed_in_price"] = default(
+            "feed_in_price", benchmark[0], f"{place.province}燃煤发电基准价：{benchmark[1]}"
+        )
+    for name in _DEFAULTED:
+        if name not in fields:
+            inputs[name] = default(name, table[name].value, table[name].basis)
+    if "capex_total_yuan" in fields:
+        inputs["capex_yuan_per_w"] = fields["capex_total_yuan"] / (inputs["capacity_kw"] * 1000)
+        used[:] = [u for u in used if u["field"] != "capex_yuan_per_w"]
+    if "om_total_yuan_per_year" in fields:
+        inputs["om_yuan_per_w_year"] = fields["om_total_yuan_per_year"] / (inputs["capacity_kw"] * 1000)
+        used[:] = [u for u in used if u["field"] != "om_yuan_per_w_year"]
+    inputs["lifetime_years"] = int(inputs["lifetime_years"])
+    problem = _check(inputs)
+    return problem or Resolution(inputs=inputs, defaults_used=used)
+
+
+def _check(v: dict[str, Any]) -> Resolution | None:
+    """The first implausible value, as a question asking to correct exactly that value."""
+    cap, household = v["capacity_kw"], v["project_type"] == "户用"
+    if v.get("roof_area_m2") is not None and not 0 < v["roof_area_m2"] <= 1_000_000:
+        return _fix("roof_area_m2", f"屋顶面积 {v['roof_area_m2']:g} m² 不合理，请确认面积（平方米）。")
+    if cap <= 0:
+        return _fix("capacity_kw", "装机容量必须大于 0，请告诉我正确的装机容量（如“500kW”）。")
+    if household and cap > 100:
+        return _fix(
+            "capacity_kw",
+            f"户用光伏一般在 3–50 kW，您给的是 {cap:g} kW。是单位写错了，还是其实是工商业项目？请确认装机容量。",
+        )
+    if not household and not 1 <= cap <= 50_000:
+        hint = "是否应为 MW？" if cap < 1 else "是否把 kW 写成了 MW？"
+        return _fix(
+            "capacity_kw",
+            f"工商业分布式光伏装机容量 {cap:g} kW 超出常见范围（1 kW–50 MW），{hint}请确认装机容量。",
+        )
+    checks = (
+        ("capex_yuan_per_w", 1.0, 8.0, "一般在 2.5–4.5 元/W；如果您给的是 元/kW，请写成“3500元/kW”"),
+        ("electricity_price", 0.1, 2.0, "一般在 0.3–1.5 元/kWh；是否把“分”写成了“元”？"),
+        ("feed_in_price", 0.1, 1.0, "各省燃煤基准价在 0.25–0.46 元/kWh 之间"),
+        ("self_consumption", 0.0, 1.0, "应在 0%–100% 之间"),
+        ("om_yuan_per_w_year", 0.0, 0.3, "一般在 0.02–0.06 元/W·年"),
+        ("first_year_degradation", 0.0, 0.1, "一般在 1%–3%"),
+        ("annual_degradation", 0.0, 0.03, "一般在 0.4%–0.7%"),
+        ("lifetime_years", 5, 40, "一般为 20–30 年"),
+        ("discount_rate", 0.0, 0.3, "一般在 5%–10%"),
+        ("specific_yield", 500.0, 2200.0, "我国大部分地区在 900–1700 kWh/kWp"),
+    )
+    for name, low, high, hint in checks:
+        if not low <= v[name] <= high:
+            return _fix(
+                name, f"{LABELS[name][0]} {fmt(name, v[name])} 不合理（{hint}），请确认{LABELS[name][0]}。"
+            )
+    load = v.get("annual_load_kwh")
+    if load is not None and load <= 0:
+        return _fix("annual_load_kwh", "年用电量必须大于 0，请确认年用电量（如“年用电量200万度”）。")
+    return None
