@@ -19,7 +19,7 @@ from graphs.context import Context, resolve_context
 from graphs.state import State
 from nodes.kit.registry import AgentSpec
 from nodes.kit.services import RunServices, ServicesFactory
-from nodes.routing import Candidate, best_candidate, drop_reusable_steps
+from nodes.routing import Route, best_candidate, drop_reusable_steps
 from tools.planning import new_plan, validate_steps
 
 __all__ = [
@@ -49,18 +49,18 @@ def latest_request(state: State) -> str:
 
 def candidates(
     specs: Mapping[str, AgentSpec], templates: Sequence | None = None, extra_dirs: str = ""
-) -> list[Candidate]:
+) -> list[Route]:
     """Workflow templates (shipped + `extra_dirs`, unless given) then single agents."""
     if templates is None:
         from tools.plans.workflows import load_templates
 
         templates = load_templates(agents=set(specs), extra=extra_dirs)
     found = [
-        Candidate(t.name, (f"{t.name} {t.description}", *t.examples), tuple(dict(s) for s in t.steps))
+        Route(t.name, (f"{t.name} {t.description}", *t.examples), tuple(dict(s) for s in t.steps))
         for t in templates
     ]
     found += [
-        Candidate(
+        Route(
             s.name,
             (s.description, *s.examples),
             ({"seqNo": 0, "agentName": s.name, "requirement": "", "dependsOn": []},),
@@ -71,7 +71,7 @@ def candidates(
 
 
 def route_offline(
-    query: str, svc: RunServices, specs: Mapping[str, AgentSpec], options: list[Candidate]
+    query: str, svc: RunServices, specs: Mapping[str, AgentSpec], options: list[Route]
 ) -> tuple[list[dict], str]:
     """Steps for `query` and a one-line note on how they were chosen."""
     chosen = best_candidate(query, options)
@@ -89,7 +89,7 @@ def make_planner(  # noqa: ANN201 - a node
     specs: Mapping[str, AgentSpec], services: ServicesFactory, templates: Sequence | None = None
 ):
     """The planner node for a set of agents (and workflow templates; None = the shipped ones + the run's)."""
-    options: dict[str, list[Candidate]] = {}
+    options: dict[str, list[Route]] = {}
 
     def planner(state: State, runtime: Runtime[Context]) -> Command[Literal["executor", "__end__"]]:
         """Make the plan for the newest request (or answer why it cannot)."""
@@ -107,7 +107,7 @@ def _plan(
     runtime: Runtime[Context],
     svc: RunServices,
     specs: Mapping[str, AgentSpec],
-    options: list[Candidate],
+    options: list[Route],
 ) -> Command[Literal["executor", "__end__"]]:
     ctx = svc.ctx
     query = latest_request(state)

@@ -10,11 +10,11 @@ from memory.text import tokenize
 from nodes.kit.registry import AgentSpec
 from tools.results import Results
 
-__all__ = ["Candidate", "best_candidate", "drop_reusable_steps"]
+__all__ = ["Route", "best_candidate", "drop_reusable_steps"]
 
 
 @dataclass(frozen=True)
-class Candidate:
+class Route:
     """Something a request can be routed to: a workflow template or a single agent.
 
     `texts` are matched one by one (description, then each example): a request that closely
@@ -26,7 +26,7 @@ class Candidate:
     steps: tuple[dict, ...]
 
 
-def best_candidate(query: str, candidates: Sequence[Candidate]) -> Candidate | None:
+def best_candidate(query: str, candidates: Sequence[Route]) -> Route | None:
     """The candidate most similar to `query`, or None when nothing shares a term with it.
 
     Each candidate scores as its best text under BM25 over jieba/word tokens (memory's index with

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any, Literal, NotRequired, TypeVar
 
 from typing_extensions import TypedDict
 
@@ -14,7 +15,10 @@ __all__ = [
     "StepStatus",
     "StreamChunk",
     "artifacts_of",
+    "find_cycle",
 ]
+
+H = TypeVar("H", bound=Hashable)
 
 StepStatus = Literal["not_started", "in_progress", "interrupted", "completed", "failed"]
 
@@ -78,3 +82,33 @@ def artifacts_of(plan: ExecutionPlan) -> list[str]:
             if path not in paths:
                 paths.append(str(path))
     return paths
+
+
+def find_cycle(after: Mapping[H, Sequence[H]]) -> list[H] | None:
+    """A cycle of the directed graph `after` (node -> successors) as [a, b, …, a], or None.
+
+    Iterative depth-first search, so a long chain of steps cannot exhaust the recursion limit.
+    """
+    state: dict[H, int] = {}  # 1 = on the current path, 2 = done
+    for start in after:
+        stack: list[tuple[H, int]] = [(start, 0)]
+        path: list[H] = []
+        while stack:
+            node, i = stack.pop()
+            if i == 0:
+                if state.get(node) == 2:
+                    continue
+                state[node] = 1
+                path.append(node)
+            successors = after.get(node, ())
+            if i < len(successors):
+                stack.append((node, i + 1))
+                nxt = successors[i]
+                if state.get(nxt) == 1:
+                    return [*path[path.index(nxt) :], nxt]
+                if state.get(nxt) != 2:
+                    stack.append((nxt, 0))
+            else:
+                state[node] = 2
+                path.pop()
+    return None

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
-from tools.contracts import ExecutionPlan, PlanStep
+from tools.contracts import ExecutionPlan, PlanStep, find_cycle
 
 __all__ = [
     "CreatePlanArgs",
@@ -79,23 +79,11 @@ def validate_steps(steps: Iterable[Mapping], valid_agents: Iterable[str]) -> lis
 
 
 def _check_acyclic(deps: dict[int, list[int]]) -> None:
-    state: dict[int, int] = {}  # 1 = on the current path, 2 = done
-
-    def visit(node: int, path: list[int]) -> None:
-        if state.get(node) == 2:
-            return
-        if state.get(node) == 1:
-            cycle = path[path.index(node) :] + [node]
-            raise PlanValidationError(
-                f"dependsOn forms a cycle: {' -> '.join(map(str, cycle))}; remove one edge."
-            )
-        state[node] = 1
-        for dep in deps[node]:
-            visit(dep, [*path, node])
-        state[node] = 2
-
-    for node in sorted(deps):
-        visit(node, [])
+    cycle = find_cycle({node: sorted(after) for node, after in sorted(deps.items())})
+    if cycle is not None:
+        raise PlanValidationError(
+            f"dependsOn forms a cycle: {' -> '.join(map(str, cycle))}; remove one edge."
+        )
 
 
 def new_plan(user_query: str, steps: list[PlanStep], context: dict | None = None) -> ExecutionPlan:

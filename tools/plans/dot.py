@@ -38,7 +38,7 @@ from typing import Any, Literal, cast
 from pydot.core import Dot
 from pyparsing import ParseBaseException
 
-from tools.contracts import AgentExecResult, ExecutionPlan, PlanStep
+from tools.contracts import AgentExecResult, ExecutionPlan, PlanStep, find_cycle
 from tools.plans.status import STATUS_LABELS, StatusLabel, step_labels, step_status_of
 
 with warnings.catch_warnings():
@@ -227,28 +227,9 @@ def _check_acyclic(nodes: Collection[str], edges: Collection[tuple[str, str]]) -
     after: dict[str, list[str]] = {n: [] for n in nodes}
     for a, b in edges:
         after[a].append(b)
-    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
-    for start in nodes:
-        stack: list[tuple[str, int]] = [(start, 0)]
-        path: list[str] = []
-        while stack:
-            node, i = stack.pop()
-            if i == 0:
-                if state.get(node) == 2:
-                    continue
-                state[node] = 1
-                path.append(node)
-            if i < len(after[node]):
-                stack.append((node, i + 1))
-                nxt = after[node][i]
-                if state.get(nxt) == 1:
-                    cycle = [*path[path.index(nxt) :], nxt]
-                    raise PlanFormatError(f"the edges form a cycle: {' -> '.join(cycle)}; remove one edge")
-                if state.get(nxt) != 2:
-                    stack.append((nxt, 0))
-            else:
-                state[node] = 2
-                path.pop()
+    cycle = find_cycle(after)
+    if cycle is not None:
+        raise PlanFormatError(f"the edges form a cycle: {' -> '.join(cycle)}; remove one edge")
 
 
 def _status(node_id: str, attrs: Mapping[str, str]) -> StatusLabel:
