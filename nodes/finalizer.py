@@ -20,29 +20,61 @@ FINALIZER_PROMPT = """你是总结器。根据各步骤的执行结果，用中�
 先给结论（关键数字），再列出每个步骤的结果；失败的步骤要点名并说明原因；列出生成的文件路径。
 只使用给出的结果，不要编造数字。"""
 _STATUS = {
-    "completed": "完成",
-    "failed": "失败",
-    "interrupted": "待用户输入",
-    "not_started": "未执行",
-    "in_progress": "运行中",
+    "zh": {
+        "completed": "完成",
+        "failed": "失败",
+        "interrupted": "待用户输入",
+        "not_started": "未执行",
+        "in_progress": "运行中",
+    },
+    "en": {
+        "completed": "done",
+        "failed": "failed",
+        "interrupted": "waiting for you",
+        "not_started": "not run",
+        "in_progress": "running",
+    },
+}
+_WORDS = {
+    "zh": (
+        "计划执行结束：{done}/{total} 个步骤完成。",
+        "【步骤 {seq} · {agent} · {status}】",
+        "失败的步骤：{steps}。",
+        "生成的文件：",
+    ),
+    "en": (
+        "Plan finished: {done} of {total} steps done.",
+        "[Step {seq} · {agent} · {status}]",
+        "Failed steps: {steps}.",
+        "Files:",
+    ),
 }
 
 
 def template_summary(plan: ExecutionPlan) -> str:
-    """The offline summary: one paragraph per step, failures named, files listed."""
+    """The offline summary, in the request's language: one paragraph per step, failures named, files listed."""
+    lang = "en" if plan["context"].get("lang") == "en" else "zh"
+    head, step_head, failed_line, files_head = _WORDS[lang]
     done = sum(s["status"] == "completed" for s in plan["steps"])
-    lines = [f"计划执行结束：{done}/{len(plan['steps'])} 个步骤完成。"]
+    lines = [head.format(done=done, total=len(plan["steps"]))]
+    if plan["context"].get("notice"):
+        lines.insert(0, str(plan["context"]["notice"]))
     for step in plan["steps"]:
         output = (step["result"]["output"] if step["result"] else "").strip()
+        status = _STATUS[lang][step["status"]]
         lines.append(
-            f"\n【步骤 {step['seqNo']} · {step['agentName']} · {_STATUS[step['status']]}】\n{output}"
+            "\n" + step_head.format(seq=step["seqNo"], agent=step["agentName"], status=status) + f"\n{output}"
         )
-    failed = [f"{s['seqNo']}（{s['agentName']}）" for s in plan["steps"] if s["status"] == "failed"]
+    failed = [s for s in plan["steps"] if s["status"] == "failed"]
     if failed:
-        lines.append(f"\n失败的步骤：{'、'.join(failed)}。")
+        if lang == "en":
+            names = ", ".join(f"{s['seqNo']} ({s['agentName']})" for s in failed)
+        else:
+            names = "、".join(f"{s['seqNo']}（{s['agentName']}）" for s in failed)
+        lines.append("\n" + failed_line.format(steps=names))
     files = artifacts_of(plan)
     if files:
-        lines.append("\n生成的文件：\n" + "\n".join(f"- {p}" for p in files))
+        lines.append(f"\n{files_head}\n" + "\n".join(f"- {p}" for p in files))
     return "\n".join(lines)
 
 
@@ -73,6 +105,10 @@ def _finalize(state: State, runtime: Runtime[Context], services: ServicesFactory
             lambda text: runtime.stream_writer({"index": -1, "content": text}),
         )
         summary = reply.text or summary
+        notice = str(plan["context"].get("notice") or "")
+        # the user is told how the plan was made, whatever the model wrote
+        if notice and notice not in summary:
+            summary = f"{notice}\n{summary}"
     else:
         runtime.stream_writer({"index": -1, "content": summary})
     status = "failed" if any(s["status"] == "failed" for s in plan["steps"]) else "completed"

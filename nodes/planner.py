@@ -19,12 +19,12 @@ from graphs.context import Context, resolve_context
 from graphs.state import State
 from nodes.kit.registry import AgentSpec
 from nodes.kit.services import RunServices, ServicesFactory
-from nodes.routing import Route, best_candidate, drop_reusable_steps
+from nodes.routing import Route, RouteIndex
+from nodes.understand import Understanding, language, understand
 from tools.planning import new_plan, validate_steps
 
 __all__ = [
     "EMPTY_REQUEST",
-    "FALLBACK_AGENT",
     "HUGE_REQUEST",
     "candidates",
     "latest_request",
@@ -34,8 +34,9 @@ __all__ = [
 
 log = logging.getLogger("plangraph.planner")
 
-FALLBACK_AGENT = "knowledge"
 EMPTY_REQUEST = "请告诉我您需要做什么，例如：“帮我生成一份光伏经济测算报告”。"
+MODEL_FAILED = "模型这次没能生成可执行的计划（{error}），已改用离线规划。"
+MODEL_FAILED_EN = "The model could not make a valid plan this time ({error}); planned offline instead."
 HUGE_REQUEST = "您的输入过长（{n} 字），请精简到 {limit} 字以内，或把资料放进知识库目录后再提问。"
 
 
@@ -50,7 +51,7 @@ def latest_request(state: State) -> str:
 def candidates(
     specs: Mapping[str, AgentSpec], templates: Sequence | None = None, extra_dirs: str = ""
 ) -> list[Route]:
-    """Workflow templates (shipped + `extra_dirs`, unless given) then single agents."""
+    """Workflow templates (shipped + `extra_dirs`, unless given) then single agents (with their vocabulary)."""
     if templates is None:
         from tools.plans.workflows import load_templates
 
@@ -62,7 +63,7 @@ def candidates(
     found += [
         Route(
             s.name,
-            (s.description, *s.examples),
+            (s.description, *s.examples, *(s.vocabulary() if s.vocabulary else ())),
             ({"seqNo": 0, "agentName": s.name, "requirement": "", "dependsOn": []},),
         )
         for s in specs.values()
@@ -71,32 +72,26 @@ def candidates(
 
 
 def route_offline(
-    query: str, svc: RunServices, specs: Mapping[str, AgentSpec], options: list[Route]
-) -> tuple[list[dict], str]:
-    """Steps for `query` and a one-line note on how they were chosen."""
-    chosen = best_candidate(query, options)
-    if chosen is None:
-        fallback = FALLBACK_AGENT if FALLBACK_AGENT in specs else next(iter(specs))
-        steps = [{"seqNo": 0, "agentName": fallback, "requirement": query, "dependsOn": []}]
-        return steps, f"未匹配到工作流，交由 {fallback} 处理"
-    steps = [{**s, "requirement": s.get("requirement") or query} for s in chosen.steps]
-    steps, dropped = drop_reusable_steps(query, steps, specs, svc.results("planner"))
-    note = f"匹配到“{chosen.name}”" + (f"，已有结果、跳过：{'、'.join(dropped)}" if dropped else "")
-    return steps, note
+    query: str, svc: RunServices, specs: Mapping[str, AgentSpec], index: RouteIndex
+) -> Understanding:
+    """What `query` asks for (nodes.understand), each step's requirement set to the request."""
+    found = understand(query, specs, index, svc.results("planner"))
+    found.steps = [{**s, "requirement": s.get("requirement") or query} for s in found.steps]
+    return found
 
 
 def make_planner(  # noqa: ANN201 - a node
     specs: Mapping[str, AgentSpec], services: ServicesFactory, templates: Sequence | None = None
 ):
     """The planner node for a set of agents (and workflow templates; None = the shipped ones + the run's)."""
-    options: dict[str, list[Route]] = {}
+    options: dict[str, RouteIndex] = {}
 
     def planner(state: State, runtime: Runtime[Context]) -> Command[Literal["executor", "__end__"]]:
         """Make the plan for the newest request (or answer why it cannot)."""
         svc = services(resolve_context(runtime.context))
         extra = svc.ctx.templates_dirs
         if extra not in options:
-            options[extra] = candidates(specs, templates, extra)
+            options[extra] = RouteIndex(candidates(specs, templates, extra))
         return _plan(state, runtime, svc, specs, options[extra])
 
     return planner
@@ -107,7 +102,7 @@ def _plan(
     runtime: Runtime[Context],
     svc: RunServices,
     specs: Mapping[str, AgentSpec],
-    options: list[Route],
+    index: RouteIndex,
 ) -> Command[Literal["executor", "__end__"]]:
     ctx = svc.ctx
     query = latest_request(state)
@@ -127,23 +122,35 @@ def _plan(
         svc.plans.save(
             previous, user_id=ctx.user_id, conversation_id=ctx.conversation_id, status="superseded"
         )
+    notice = ""
+    found: Understanding | None = None
     if ctx.model:
         from nodes.model_planner import PlanningFailedError, plan_with_model
 
         try:
             steps, note = plan_with_model(query, svc, runtime.stream_writer, specs, state.get("window"))
-        except PlanningFailedError as error:
-            log.warning("planning failed for %r: %s", query[:80], error)
-            text = f"抱歉，这次没能生成可执行的计划：{error}。请换个说法再试一次。"
-            return Command(goto="__end__", update={"messages": [AIMessage(content=text)], "summary": text})
+            lang = language(query)
+        except PlanningFailedError as error:  # the offline planner plans the request, and the user is told
+            log.warning("model planning failed for %r: %s; planning offline", query[:80], error)
+            found = route_offline(query, svc, specs, index)
+            notice = (MODEL_FAILED_EN if found.lang == "en" else MODEL_FAILED).format(error=error)
     else:
-        steps, note = route_offline(query, svc, specs, options)
+        found = route_offline(query, svc, specs, index)
+    if found is not None:
+        if not found.steps:
+            log.info("no plan for %r: %s", query[:80], found.note)
+            text = f"{notice}\n{found.reply}".strip()
+            return Command(goto="__end__", update={"messages": [AIMessage(content=text)], "summary": text})
+        steps, note, lang = found.steps, found.note, found.lang
     plan = new_plan(query, validate_steps(steps, specs))
+    plan["context"]["lang"] = lang
+    if notice:
+        plan["context"]["notice"] = notice
+        runtime.stream_writer({"index": -1, "content": notice})
     log.info(
         "plan %s for %r: %s (%s)", plan["planId"], query[:80], [s["agentName"] for s in plan["steps"]], note
     )
-    runtime.stream_writer(
-        {"index": -1, "content": f"{note}；计划：" + " → ".join(s["agentName"] for s in plan["steps"])}
-    )
+    chain = " → ".join(s["agentName"] for s in plan["steps"])
+    runtime.stream_writer({"index": -1, "content": f"Plan: {chain}" if lang == "en" else f"计划：{chain}"})
     svc.plans.save(plan, user_id=ctx.user_id, conversation_id=ctx.conversation_id, status="running")
     return Command(goto="executor", update={"plan": plan, "summary": ""})

@@ -1,16 +1,14 @@
-"""Offline planning: route a request to a workflow template or an agent by BM25 similarity."""
+"""Offline routing: what a piece of text asks for, by BM25 over what the agents and templates say they do."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory.bm25 import IncrementalBM25
 from memory.text import tokenize
-from nodes.kit.registry import AgentSpec
-from tools.results import Results
 
-__all__ = ["Route", "best_candidate", "drop_reusable_steps"]
+__all__ = ["Route", "RouteIndex", "best_candidate"]
 
 
 @dataclass(frozen=True)
@@ -25,52 +23,73 @@ class Route:
     texts: tuple[str, ...]
     steps: tuple[dict, ...]
 
+    @property
+    def is_template(self) -> bool:
+        """True for a workflow template (several steps, or one step under a workflow's own name)."""
+        return len(self.steps) != 1 or self.steps[0]["agentName"] != self.name
 
-def best_candidate(query: str, candidates: Sequence[Route]) -> Route | None:
-    """The candidate most similar to `query`, or None when nothing shares a term with it.
 
-    Each candidate scores as its best text under BM25 over jieba/word tokens (memory's index with
-    Lucene's non-negative idf: a few dozen texts would give common terms a negative Okapi idf);
-    ties go to the earlier candidate (templates are listed before single agents).
+class RouteIndex:
+    """BM25 over every route's texts; a route scores as its best text.
+
+    Memory's index with Lucene's non-negative idf: with a few dozen texts, Okapi's idf would go
+    negative for common terms.
     """
-    if not candidates:
-        return None
-    index = IncrementalBM25(smooth_idf=True)
-    for i, candidate in enumerate(candidates):
-        for j, text in enumerate(candidate.texts):
-            index.add((i, j), tokenize(text))
-    scores = index.scores(dict.fromkeys(tokenize(query)))
-    best_of = [0.0] * len(candidates)
-    for (i, _), score in scores.items():  # type: ignore[misc]
-        best_of[i] = max(best_of[i], score)
-    best = max(range(len(candidates)), key=lambda i: (best_of[i], -i))
-    return candidates[best] if best_of[best] > 0 else None
+
+    def __init__(self, routes: Sequence[Route]) -> None:
+        self.routes = list(routes)
+        self._index = IncrementalBM25(smooth_idf=True)
+        for i, route in enumerate(self.routes):
+            for j, text in enumerate(route.texts):
+                self._index.add((i, j), tokenize(text))
+        self._terms = [[set(tokenize(text)) for text in route.texts] for route in self.routes]
+
+    def closeness(self, text: str) -> list[float]:
+        """Per route, how nearly one of its texts says the same as `text` (0–1).
+
+        For each text: the idf-weighted share of `text`'s terms it contains, and of its own terms
+        `text` contains; the smaller of the two, and a route's best text counts.
+        """
+        terms = set(tokenize(text))
+        if not terms:
+            return [0.0] * len(self.routes)
+        idf = {t: self._index.idf(t) or self._unknown_idf() for t in terms}
+        total = sum(idf.values())
+        best = [0.0] * len(self.routes)
+        for i, texts in enumerate(self._terms):
+            for known in texts:
+                own = sum(self._index.idf(t) for t in known) or 1.0
+                shared = terms & known
+                forward = sum(idf[t] for t in shared) / total
+                backward = sum(self._index.idf(t) for t in shared) / own
+                best[i] = max(best[i], min(forward, backward))
+        return best
+
+    def _unknown_idf(self) -> float:
+        """The weight of a term no route uses: at least as much as the rarest known term."""
+        return self._index.idf("\x00") or max((self._index.idf(t) for t in self._all_terms()), default=1.0)
+
+    def _all_terms(self) -> set[str]:
+        return {t for texts in self._terms for known in texts for t in known}
+
+    def scores(self, text: str) -> list[float]:
+        """Score of every route for `text` (0.0 when it shares no term)."""
+        best = [0.0] * len(self.routes)
+        for key, score in self._index.scores(dict.fromkeys(tokenize(text))).items():
+            route = key[0]  # type: ignore[index]
+            best[route] = max(best[route], score)
+        return best
+
+    def best(self, text: str) -> tuple[Route, float] | None:
+        """The best route for `text` and its score (ties: the earlier route), or None."""
+        if not self.routes:
+            return None
+        scores = self.scores(text)
+        i = max(range(len(scores)), key=lambda k: (scores[k], -k))
+        return (self.routes[i], scores[i]) if scores[i] > 0 else None
 
 
-def drop_reusable_steps(
-    query: str, steps: list[dict], specs: Mapping[str, AgentSpec], results: Results
-) -> tuple[list[dict], list[str]]:
-    """Remove steps whose result the user says they already have and the conversation holds.
-
-    Returns the remaining steps (renumbered from 0, dependencies rewired) and the dropped agent names.
-    """
-    dropped: dict[int, str] = {}
-    for step in steps:
-        spec = specs.get(step["agentName"])
-        if spec is None or not spec.produces or not any(p in query for p in spec.reuse_phrases):
-            continue
-        if results.latest(spec.produces[0]) is not None:
-            dropped[step["seqNo"]] = spec.name
-    kept = [s for s in steps if s["seqNo"] not in dropped]
-    renumber = {s["seqNo"]: i for i, s in enumerate(kept)}
-    return (
-        [
-            {
-                **s,
-                "seqNo": renumber[s["seqNo"]],
-                "dependsOn": [renumber[d] for d in s.get("dependsOn", []) if d in renumber],
-            }
-            for s in kept
-        ],
-        list(dropped.values()),
-    )
+def best_candidate(query: str, routes: Sequence[Route]) -> Route | None:
+    """The route most similar to `query`, or None when nothing shares a term with it."""
+    found = RouteIndex(routes).best(query)
+    return None if found is None else found[0]

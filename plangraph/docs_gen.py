@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -89,6 +90,11 @@ def s1_plan(work_dir: Path) -> dict[str, Any]:
         raise RuntimeError("scenario S1 no longer stops at a question; update plangraph/docs_gen.py")
     # the random plan id also appears inside results (record ids, the internal plan's epId)
     text = json.dumps(outcome.plan, ensure_ascii=False).replace(outcome.plan["planId"], FIXED_PLAN_ID)
+    # results stored by reference have random ids too: number them in order of appearance
+    refs: dict[str, str] = {}
+    text = re.sub(
+        r"store://[0-9a-f]{32}", lambda m: refs.setdefault(m.group(), f"store://{len(refs) + 1:032x}"), text
+    )
     plan = json.loads(text)
     for step in plan["steps"]:
         if step["result"] is not None:

@@ -35,6 +35,7 @@ __all__ = [
     "make_case",
     "previous_given",
     "pv_agent",
+    "recall",
     "save_case",
 ]
 
@@ -101,6 +102,65 @@ def previous_given(case: dict[str, Any]) -> dict[str, Any]:
 def headline_inputs(inputs: dict[str, Any]) -> dict[str, Any]:
     """The inputs a step's context shows: every stated or defaulted value, none of the empty ones."""
     return {k: v for k, v in inputs.items() if v is not None and k not in ("province", "city")}
+
+
+# The figures of a case a user asks about afterwards, and the words that name them (zh / en).
+_METRICS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
+    ("irr", "内部收益率 IRR", "IRR", ("irr", "内部收益率", "收益率", "rate of return")),
+    ("npv", "净现值 NPV", "NPV", ("npv", "净现值", "net present value")),
+    ("payback_static", "静态回收期", "static payback", ("回收期", "回本", "payback")),
+    ("payback_discounted", "动态回收期", "discounted payback", ("动态回收", "discounted payback")),
+    (
+        "lcoe",
+        "度电成本 LCOE",
+        "LCOE",
+        ("lcoe", "度电成本", "平准化", "levelized", "levelised", "cost of electricity"),
+    ),
+    (
+        "investment",
+        "总投资",
+        "total investment",
+        ("总投资", "投资额", "投资多少", "investment", "capex total", "total cost"),
+    ),
+    (
+        "first_year_generation_kwh",
+        "首年发电量",
+        "first-year generation",
+        ("发电量", "generation", "kwh a year", "output"),
+    ),
+    ("first_year_revenue", "首年收益", "first-year revenue", ("首年收益", "年收益", "revenue", "income")),
+)
+
+
+def recall(question: str, headline: dict[str, Any], lang: str) -> str:
+    """The figures of the latest case that `question` asks about, as a sentence ("" when it asks none)."""
+    text = question.lower()
+    asked = [m for m in _METRICS if any(word in text for word in m[3])]
+    asked = [
+        m for m in asked if not (m[0] == "payback_static" and any(w in text for w in ("动态", "discounted")))
+    ]
+    results, inputs = headline.get("results") or {}, headline.get("inputs") or {}
+    if not asked or not results:
+        return ""
+    parts = [(zh, en, _figure(key, results.get(key), lang)) for key, zh, en, _ in asked]
+    where = f"{inputs.get('location', '')} · {inputs.get('project_type', '')} · {inputs.get('capacity_kw', 0):g} kW"
+    if lang == "en":
+        return f"From the latest calculation ({where}): " + "; ".join(f"{en} {v}" for _, en, v in parts) + "."
+    return f"最近一次测算（{where}）：" + "；".join(f"{zh} {v}" for zh, _, v in parts) + "。"
+
+
+def _figure(key: str, value: Any, lang: str) -> str:
+    if value is None:
+        return "n/a" if lang == "en" else "无（运营期内收不回投资）"
+    if key == "irr":
+        return f"{value:.2%}"
+    if key.startswith("payback"):
+        return f"{value:.1f} years" if lang == "en" else f"{value:.1f} 年"
+    if key == "lcoe":
+        return f"{value:.3f} yuan/kWh" if lang == "en" else f"{value:.3f} 元/kWh"
+    if key == "first_year_generation_kwh":
+        return f"{value:,.0f} kWh"
+    return f"{value / 10_000:,.2f} 万元" if lang != "en" else f"{value:,.0f} yuan"
 
 
 def save_case(ctx: StepContext, case: dict[str, Any]) -> dict[str, Any]:

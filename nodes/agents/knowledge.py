@@ -14,6 +14,7 @@ from nodes.kit.registry import AgentSpec, InputField
 from nodes.kit.step import StepContext
 from tools.contracts import AgentExecResult
 from tools.kb.answer import answer_with_model, cite_sources, extractive_answer, not_found_answer
+from tools.kb.corpus import SHIPPED_KB_DIR, read_document, scan_documents
 from tools.kb.index import IndexReport, KnowledgeIndex
 from tools.kb.search import KbHit
 
@@ -22,6 +23,13 @@ __all__ = ["AGENT", "ANSWER", "run"]
 ANSWER = "kb_answer"  # results-index kind of an answer (question, citations)
 MAX_SOURCES = 3
 _ASK_QUESTION = "请问您想了解哪方面的问题？例如分布式光伏的上网模式、并网流程、电价与补贴政策或运维清洗。"
+
+
+def topics() -> list[str]:
+    """Title and tags of every shipped note: what the planner matches knowledge questions against."""
+    documents = scan_documents([SHIPPED_KB_DIR])
+    passages = (p for key, path in documents.items() for p in read_document(path, key))
+    return list(dict.fromkeys(f"{p.title} {p.tags}".strip() for p in passages))
 
 
 def run(ctx: StepContext) -> AgentExecResult:
@@ -140,6 +148,8 @@ AGENT = AgentSpec(
         "户用光伏需要备案吗？",
     ),
     inputs=(InputField("question", "用户想了解的政策、并网或运维问题"),),
+    vocabulary=topics,
+    produces=(ANSWER,),
     tools=("kb_search",),
     internal_plan="knowledge.dot",
 )

@@ -16,12 +16,14 @@ from __future__ import annotations
 from typing import Any
 
 from nodes.agents._pv import (
+    CASE,
     PV_INPUTS,
     gather_fields,
     latest_case,
     make_case,
     previous_given,
     pv_agent,
+    recall,
     save_case,
 )
 from nodes.kit.registry import AgentSpec, InputField
@@ -112,8 +114,8 @@ AGENT = AgentSpec(
         InputField("self_consumption", "自发自用比例", required=False),
     ),
     parse_answer=parse_answer,
-    produces=("pv_case",),
-    reuse_phrases=("已有测算方案", "已经有测算方案", "已有的测算", "已经有测算", "已经算过", "已有测算结果"),
+    produces=(CASE,),
+    recall=recall,
     tools=("pv_inputs", "pv_resolve", "pv_economics"),
     internal_plan="pv_calc.dot",
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nodes.agents._pv import PV_INPUTS, artifact_path, base_case, headline_inputs, pv_agent, save_case
+from nodes.agents._pv import CASE, PV_INPUTS, artifact_path, base_case, headline_inputs, pv_agent, save_case
 from nodes.agents.sensitivity import SENSITIVITY
 from nodes.kit.registry import AgentSpec
 from nodes.kit.step import StepContext
@@ -84,7 +84,7 @@ AGENT = AgentSpec(
     inputs=PV_INPUTS,
     parse_answer=parse_fields,
     produces=(REPORT,),
-    reuse_phrases=("已有测算报告", "已经生成报告"),
+    consumes=(CASE, SENSITIVITY),
     tools=("pv_economics", "pv_charts", "pv_report"),
     internal_plan="report.dot",
 )

@@ -8,9 +8,10 @@ the site's annual load caps self-use, so solving for capacity asks for the annua
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from nodes.agents._pv import base_case, gather_fields, headline_inputs, pv_agent, save_case
+from nodes.agents._pv import CASE, base_case, gather_fields, headline_inputs, pv_agent, save_case
 from nodes.kit.registry import AgentSpec, InputField
 from nodes.kit.step import StepContext
 from tools.contracts import AgentExecResult
@@ -102,6 +103,20 @@ def _rounded(variable: str, value: float) -> str:
     return f"{value:,.{digits}f} {LABELS[variable][1]}"
 
 
+_BOUND = re.compile(
+    r"最高|最低|最大|最小|上限|下限|至少|至多|反推|倒推|寻优|反算|maximum|minimum|at (?:most|least)", re.I
+)
+
+
+def asks_to_solve(text: str) -> bool:
+    """True when the words set a target, or ask for a variable's bound (not state its value)."""
+    target = parse_target(text)
+    if any(k.startswith("target") for k in target):
+        return True
+    stripped = strip_target(text)
+    return "solve_for" in target and bool(_BOUND.search(stripped)) and not re.search(r"\d", stripped)
+
+
 def parse_answer(text: str) -> dict[str, Any]:
     """Target, variable and calculation fields in a user's answer."""
     return {**parse_fields(strip_target(text)), **parse_target(text)}
@@ -125,6 +140,8 @@ AGENT = AgentSpec(
     ),
     parse_answer=parse_answer,
     produces=(REVERSE,),
+    consumes=(CASE,),
+    claims=asks_to_solve,
     tools=("pv_economics", "pv_reverse"),
     internal_plan="reverse_opt.dot",
 )

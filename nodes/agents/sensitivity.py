@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nodes.agents._pv import PV_INPUTS, artifact_path, base_case, headline_inputs, pv_agent, save_case
+from nodes.agents._pv import CASE, PV_INPUTS, artifact_path, base_case, headline_inputs, pv_agent, save_case
 from nodes.kit.registry import AgentSpec
 from nodes.kit.step import StepContext
 from tools.contracts import AgentExecResult
@@ -81,7 +81,7 @@ AGENT = AgentSpec(
     inputs=PV_INPUTS,
     parse_answer=parse_fields,
     produces=(SENSITIVITY,),
-    reuse_phrases=("已有敏感性分析", "已经做过敏感性分析"),
+    consumes=(CASE,),
     tools=("pv_economics", "pv_sensitivity", "pv_charts"),
     internal_plan="sensitivity.dot",
 )

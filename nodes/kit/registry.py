@@ -7,7 +7,7 @@ checks each one's internal plan.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,12 +37,16 @@ class AgentSpec:
     `run(ctx)` executes one plan step and returns an AgentExecResult; it must be safe to call
     again for the same step after an interrupt (it re-reads everything from `ctx`).
     `parse_answer(text)` turns a user's free-text answer into input fields (merged into the
-    plan context on resume). `produces` names the results-index kinds this agent saves
-    (`StepContext.save_result`), so the planner can skip the step when the conversation already
-    has one and the user says so. `internal_plan` is
-    the agent's internal plan (EP) as a `.dot` file — a relative path is read from
-    `nodes/agents/plans/` — whose `toolCode`s must be among `tools`; it is checked when the
-    registry loads (`nodes.kit.ep_plans`).
+    plan context on resume; the planner also reads a request's stated inputs with it).
+    `produces` / `consumes` name results-index kinds (`StepContext.save_result`): a step depends
+    on the earlier steps that produce what it consumes, and a producer step is left out when the
+    conversation already holds its result and the user states nothing new. `claims(clause)` says
+    from the clause's structure that it asks for this agent (e.g. a stated target); `recall(question,
+    headline, lang)` answers a question about a figure of this agent's latest result (or "");
+    `vocabulary()` adds texts the planner matches requests against (e.g. the knowledge base's
+    titles). `internal_plan` is the agent's internal plan (EP) as a `.dot` file — a relative path is
+    read from `nodes/agents/plans/` — whose `toolCode`s must be among `tools`; it is checked when
+    the registry loads (`nodes.kit.ep_plans`).
     """
 
     name: str
@@ -52,7 +56,10 @@ class AgentSpec:
     inputs: tuple[InputField, ...] = ()
     parse_answer: Callable[[str], dict] = field(default=lambda text: {})
     produces: tuple[str, ...] = ()
-    reuse_phrases: tuple[str, ...] = ()
+    consumes: tuple[str, ...] = ()
+    claims: Callable[[str], bool] | None = None
+    recall: Callable[[str, dict, str], str] | None = None
+    vocabulary: Callable[[], Sequence[str]] | None = None
     tools: tuple[str, ...] = ()
     internal_plan: str | Path | None = None
 

@@ -8,6 +8,8 @@ recovers `resume()` finishes the plan without re-running finished steps.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from plangraph.runner import PlanRunner, UserFacingError
@@ -86,24 +88,32 @@ def test_truncated_stream_is_retried_and_the_run_completes(model_env, data_dir):
 
 def test_malformed_tool_call_json_every_round_fails_clearly(model_env, data_dir):
     bad = [reply_malformed_tool_call("create_plan", '{"steps": [{"seqNo": 0,')] * 4
-    with ScriptedOpenAIServer(bad) as server:
+    # after planning, the offline plan's knowledge step, its reflection and the summary use the model
+    with ScriptedOpenAIServer(bad, responder=lambda request: reply_text("按燃煤基准价结算[1]。")) as server:
         model_env(server)
         with PlanRunner.open(user_id="u", conversation_id="fjson") as runner:
             outcome = runner.run(QUESTION)
             assert runner.graph.get_state(runner.config).next == ()
-        assert len(server.requests) == 4  # MAX_PLAN_ROUNDS, then stop
-    assert outcome.plan is None
+        planning = [r for r in server.requests if "create_plan" in json.dumps(r.get("tools", []))]
+        assert len(planning) == 4  # MAX_PLAN_ROUNDS, then the offline plan
+    # the offline planner plans the request instead, and the user is told why
+    assert outcome.plan is not None and [s["agentName"] for s in outcome.plan["steps"]] == ["knowledge"]
     assert "没能生成可执行的计划" in outcome.summary and "not valid JSON" in outcome.summary
+    assert "已改用离线规划" in outcome.summary
 
 
-def test_plan_with_an_unknown_agent_every_round_fails_clearly(model_env, data_dir):
+def test_plan_with_an_unknown_agent_every_round_falls_back_and_says_why(model_env, data_dir):
     bad_plan = {"steps": [{"seqNo": 0, "agentName": "policy_bot", "requirement": "x", "dependsOn": []}]}
-    with ScriptedOpenAIServer([reply_tool_call("create_plan", bad_plan)] * 4) as server:
+    script = [reply_tool_call("create_plan", bad_plan)] * 4
+    with ScriptedOpenAIServer(
+        script, responder=lambda request: reply_text("按燃煤基准价结算[1]。")
+    ) as server:
         model_env(server)
         with PlanRunner.open(user_id="u", conversation_id="fagent") as runner:
             outcome = runner.run(QUESTION)
-        assert len(server.requests) == 4
-    assert outcome.plan is None
+        planning = [r for r in server.requests if "create_plan" in json.dumps(r.get("tools", []))]
+        assert len(planning) == 4  # four planning rounds, then the offline plan
+    assert outcome.plan is not None and [s["agentName"] for s in outcome.plan["steps"]] == ["knowledge"]
     assert "policy_bot" in outcome.summary and "knowledge" in outcome.summary  # names the valid agents
 
 

@@ -63,14 +63,19 @@ def test_s6_model_plans_by_tool_calls_and_recovers_from_an_invalid_plan(model_en
     assert outcome.summary
 
 
-def test_model_that_never_plans_gets_a_clear_failure(model_env, data_dir):
+def test_model_that_never_plans_falls_back_to_the_offline_planner(model_env, data_dir):
     script = [reply_unknown_tool_call("web_search", {"q": "x"})] + [reply_text("我直接回答。")] * 3
+    script += [
+        reply_text("没有可填写的参数。")
+    ] * 3  # the offline plan's pv_calc: field extraction, reflection
     with ScriptedOpenAIServer(script) as server:
         model_env(server)
         with PlanRunner.open(user_id="u", conversation_id="m2") as runner:
             outcome = runner.run("帮我算一下")
-    assert outcome.plan is None
-    assert "没能生成可执行的计划" in outcome.summary and "4 轮" in outcome.summary
+            notice = runner.graph.get_state(runner.config).values["plan"]["context"]["notice"]
+    # the offline planner plans it (pv_calc asks for the inputs), and says the model could not
+    assert outcome.plan is not None and [s["agentName"] for s in outcome.plan["steps"]] == ["pv_calc"]
+    assert outcome.interrupt is not None and notice.startswith("模型这次没能生成")
 
 
 def test_dead_model_endpoint_is_a_clear_error_and_keeps_state(model_env, data_dir):

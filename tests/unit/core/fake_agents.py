@@ -56,9 +56,10 @@ SPECS = {
             inputs=(InputField("city", "请告诉我城市。"),),
             parse_answer=_city_answer,
             produces=("lookup",),
-            reuse_phrases=("已有城市信息",),
         ),
-        AgentSpec("use_dep", "汇总依赖 summarise dependencies", _use_dep, examples=("汇总",)),
+        AgentSpec(
+            "use_dep", "汇总依赖 summarise dependencies", _use_dep, examples=("汇总",), consumes=("lookup",)
+        ),
         AgentSpec("meet", "并行会合 parallel meeting", _meet, examples=("会合",)),
         AgentSpec("boom", "总是出错 always fails", _boom, examples=("出错",)),
     ]
@@ -70,7 +71,7 @@ def template(name: str, description: str, steps: list[tuple[str, list[int]]]) ->
     return SimpleNamespace(
         name=name,
         description=description,
-        examples=(description,),
+        examples=(description.split()[0],),  # the Chinese phrase, as a user would type it
         steps=[
             {"seqNo": i, "agentName": a, "requirement": "", "dependsOn": d} for i, (a, d) in enumerate(steps)
         ],

@@ -1,0 +1,278 @@
+"""Offline understanding: a request in the user's own words becomes the plan it asks for.
+
+No phrase lists: the request is cut into clauses at punctuation and connectives; each clause is
+matched (BM25) against what every agent and workflow template says it does; the agents' own
+parsers add what the words state structurally (`AgentSpec.claims`, `parse_answer`); dependencies
+follow from what agents produce and consume. The conversation's results decide the rest:
+
+- clauses that name agents → those agents in the order the words imply, each depending on the
+  earlier steps producing what it consumes; a clause matching a workflow template expands to it;
+- a consumer asked for while the conversation already holds what it consumes, and no new inputs
+  stated → no producer step ("在这个方案基础上做敏感性分析");
+- no agent named, inputs stated → the producer runs again with them (a follow-up changing one value:
+  the agent carries the rest from the conversation's latest result);
+- no agent named, no inputs, a question about a figure of the latest result → answered from the
+  results index (`AgentSpec.recall`), nothing recomputed;
+- nothing at all → a short honest reply saying what plangraph can do.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from nodes.kit.registry import AgentSpec
+from nodes.routing import Route, RouteIndex
+from tools.results import Results
+
+__all__ = [
+    "CLAUSE_FLOOR",
+    "TEMPLATE_CLOSENESS",
+    "VALUES_CLAUSE_FLOOR",
+    "Understanding",
+    "clauses",
+    "compose",
+    "language",
+    "out_of_scope",
+    "understand",
+]
+
+# Lowest BM25 score (smooth idf) at which a clause names an agent, and how close a whole request
+# must be to a template's example to use the template; set on the development split of
+# tests/understanding (bench/understanding_eval.py), the test split reported in docs/understanding.md.
+CLAUSE_FLOOR = 2.5
+VALUES_CLAUSE_FLOOR = 10.0  # a clause stating input values ("杭州工商业500kW") rarely asks for anything else
+TEMPLATE_CLOSENESS = 0.7  # a template is used when one of its texts says nearly what the request says
+_SPLIT = re.compile(
+    r"[，,。；;！!？?\n、：:]|然后|接着|之后|随后|最后|顺便|另外|并且|同时|以及|再(?=[做看算出给生帮反分导画])"
+    r"|\b(?:then|and then|also|plus|afterwards|finally)\b",
+    re.IGNORECASE,
+)
+_NEGATION = re.compile(
+    r"不用|不要|无需|不需要|不必|别(?!的)|免了|\b(?:no need|don't|do not|without|skip|not needed)\b", re.I
+)
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_LATIN = re.compile(r"[A-Za-z]")
+
+
+@dataclass
+class Understanding:
+    """What the planner makes of a request: steps to run, or a reply given without a plan."""
+
+    lang: str
+    steps: list[dict] = field(default_factory=list)
+    reply: str = ""
+    note: str = ""
+
+
+def language(text: str) -> str:
+    """`zh` when the text has Chinese characters, at least half as many as Latin letters; else `en`."""
+    cjk, latin = len(_CJK.findall(text)), len(_LATIN.findall(text))
+    return "zh" if cjk and cjk * 2 >= latin else ("en" if latin else "zh")
+
+
+def clauses(text: str) -> list[str]:
+    """The request cut at punctuation and connectives (empty pieces dropped)."""
+    return [c.strip() for c in _SPLIT.split(text) if c and c.strip()]
+
+
+def _inputs_stated(query: str, specs: Mapping[str, AgentSpec]) -> dict[str, dict]:
+    """Inputs each producer's own parser reads in the text: the values of a (new) project."""
+    found = {}
+    for name in _producers(specs):
+        spec = specs[name]
+        if not spec.inputs:
+            continue
+        fields = {k: v for k, v in spec.parse_answer(query).items() if k != "reuse_previous"}
+        if fields:
+            found[name] = fields
+    return found
+
+
+def _producers(specs: Mapping[str, AgentSpec]) -> list[str]:
+    """Agents that consume nothing (they start from the user's inputs), registry order."""
+    return [n for n, s in specs.items() if s.produces and not s.consumes]
+
+
+def understand(
+    query: str, specs: Mapping[str, AgentSpec], index: RouteIndex, results: Results
+) -> Understanding:
+    """The plan `query` asks for (steps with dependencies), or a direct reply; see the module doc."""
+    lang = language(query)
+    template = _template(query, index)
+    asked: list[str] = []
+    excluded: set[str] = set()
+    for clause in clauses(query):
+        negated = bool(_NEGATION.search(clause))
+        named = [n for n, s in specs.items() if s.claims is not None and s.claims(clause)]
+        if not named:  # a clause of values names an agent by its words only when it says much more
+            floor = VALUES_CLAUSE_FLOOR if _inputs_stated(clause, specs) else CLAUSE_FLOOR
+            found = _best_agent(_NEGATION.sub(" ", clause), specs, index, floor)
+            named = [found] if found else []
+        for name in named:
+            if negated:
+                excluded.add(name)
+            elif name not in asked:
+                asked.append(name)
+    stated = _inputs_stated(query, specs)
+    producers = _producers(specs)
+    existing = {kind for s in specs.values() for kind in s.produces if results.latest(kind) is not None}
+
+    if template is None and set(asked) <= set(producers) and not stated:
+        reply = _recall(query, specs, results, lang)
+        if reply:
+            return Understanding(lang, reply=reply, note="answered from the conversation's results")
+    if template is not None:
+        return _from_template(template, asked, specs, stated, existing, lang)
+    asked = [a for a in asked if a not in excluded]
+    if not asked:  # values alone: a follow-up on the conversation's result, or a new project's values
+        follow = next(
+            (p for p in producers if p in stated and _values_ask_for(p, stated[p], specs, existing)), None
+        )
+        if follow is None:
+            return Understanding(lang, reply=out_of_scope(specs, lang), note="out of scope")
+        asked = [follow]
+    needed = {k for a in asked for k in specs[a].consumes}
+    if stated:  # a new project: its producer first, when the request gives it all it needs
+        for producer in producers:
+            spec = specs[producer]
+            complete = all(f.name in stated.get(producer, {}) for f in spec.inputs if f.required)
+            if producer not in asked and set(spec.produces) & needed and complete:
+                asked.insert(0, producer)
+    else:  # nothing new was said: work on what the conversation already holds
+        asked = [a for a in asked if not (a in producers and set(specs[a].produces) & needed & existing)]
+    return Understanding(lang, steps=compose(asked, specs), note="clauses → agents")
+
+
+def _values_ask_for(
+    producer: str, values: Mapping, specs: Mapping[str, AgentSpec], existing: set[str]
+) -> bool:
+    """Whether stated values alone ask `producer` to run: it has a result to change, or several values are given.
+
+    A lone place or number with nothing else ("明天去北京") is not a request for a calculation.
+    """
+    return bool(set(specs[producer].produces) & existing) or len(values) >= 2
+
+
+def _from_template(
+    template: Route,
+    asked: Sequence[str],
+    specs: Mapping[str, AgentSpec],
+    stated: Mapping[str, dict],
+    existing: set[str],
+    lang: str,
+) -> Understanding:
+    """The template's steps as written, plus any other agent the words asked for.
+
+    With nothing new stated, leading producer steps whose result the conversation already holds
+    are left out (their dependents then use that result).
+    """
+    steps = [dict(s) for s in template.steps if s["agentName"] in specs]
+    names = {s["agentName"] for s in steps}
+    extra = compose([a for a in asked if a not in names], specs)
+    offset = len(steps)
+    steps += [
+        {**s, "seqNo": s["seqNo"] + offset, "dependsOn": [d + offset for d in s["dependsOn"]]} for s in extra
+    ]
+    if not stated:
+        consumed = {k for s in steps for k in specs[s["agentName"]].consumes}
+        held = consumed & existing
+        drop = {
+            s["seqNo"]
+            for s in steps
+            if not specs[s["agentName"]].consumes and set(specs[s["agentName"]].produces) & held
+        }
+        steps = _without(steps, drop)
+    return Understanding(lang, steps=steps, note=f"workflow {template.name}")
+
+
+def _without(steps: list[dict], drop: set[int]) -> list[dict]:
+    """`steps` minus the dropped seqNos, renumbered from 0 with dependencies rewired."""
+    kept = [s for s in steps if s["seqNo"] not in drop]
+    renumber = {s["seqNo"]: i for i, s in enumerate(kept)}
+    return [
+        {
+            **s,
+            "seqNo": renumber[s["seqNo"]],
+            "dependsOn": [renumber[d] for d in s["dependsOn"] if d in renumber],
+        }
+        for s in kept
+    ]
+
+
+def _template(query: str, index: RouteIndex) -> Route | None:
+    """The workflow template one of whose texts says (nearly) what the whole request says, or None."""
+    closeness = index.closeness(query)
+    best = max(range(len(closeness)), key=lambda i: (closeness[i], -i), default=None)
+    if best is None or closeness[best] < TEMPLATE_CLOSENESS or not index.routes[best].is_template:
+        return None
+    return index.routes[best]
+
+
+def _best_agent(clause: str, specs: Mapping[str, AgentSpec], index: RouteIndex, floor: float) -> str | None:
+    """The agent whose description or examples a clause matches best (≥ `floor`), if any.
+
+    Templates and agents that recognise their requests structurally (`claims`) are not named by words.
+    """
+    scores = index.scores(clause)
+    ranked = sorted(
+        (i for i, r in enumerate(index.routes) if not r.is_template and r.name in specs),
+        key=lambda i: -scores[i],
+    )
+    if not ranked or not scores[ranked[0]]:
+        return None
+    if scores[ranked[0]] < floor and index.closeness(clause)[ranked[0]] < TEMPLATE_CLOSENESS:
+        return None  # weak, unless the clause says nearly what one of the agent's examples says
+    top = index.routes[ranked[0]].name
+    return top if specs[top].claims is None else None  # it names itself by structure, or not at all
+
+
+def compose(names: Sequence[str], specs: Mapping[str, AgentSpec]) -> list[dict]:
+    """Steps in the given order, each after the steps producing what it consumes (and depending on them)."""
+    ordered: list[str] = []
+    pending = list(names)
+    while pending:  # stable: the first name whose producers among the rest are already placed
+        ready = next(
+            (
+                n
+                for n in pending
+                if not any(set(specs[n].consumes) & set(specs[m].produces) for m in pending if m != n)
+            ),
+            pending[0],
+        )
+        ordered.append(ready)
+        pending.remove(ready)
+    steps: list[dict] = []
+    for seq, name in enumerate(ordered):
+        wants = set(specs[name].consumes)
+        deps = [s["seqNo"] for s in steps if wants & set(specs[s["agentName"]].produces)]
+        steps.append({"seqNo": seq, "agentName": name, "requirement": "", "dependsOn": deps})
+    return steps
+
+
+def _recall(query: str, specs: Mapping[str, AgentSpec], results: Results, lang: str) -> str:
+    for spec in specs.values():
+        if spec.recall is None:
+            continue
+        for kind in spec.produces:
+            latest = results.latest(kind)
+            if latest is not None and (answer := spec.recall(query, latest.headline, lang)):
+                return answer
+    return ""
+
+
+def out_of_scope(specs: Mapping[str, AgentSpec], lang: str) -> str:
+    """A short honest reply: this is outside what the agents do, and what they do."""
+    names = [_title(s.description, lang) for s in specs.values()]
+    if lang == "en":
+        return "Sorry, that is outside what I can help with. I can: " + "; ".join(names) + "."
+    return "抱歉，这个问题超出了我能处理的范围。我可以：" + "；".join(names) + "。"
+
+
+def _title(description: str, lang: str) -> str:
+    """The agent's name in `lang` from its description ("光伏经济性测算 PV economic calculation：…")."""
+    head = re.split(r"[：:]", description, maxsplit=1)[0]
+    latin = " ".join(re.findall(r"[A-Za-z][A-Za-z &/-]*[A-Za-z]", head)).strip()
+    chinese = "".join(_CJK.findall(head)) or head
+    return (latin or head) if lang == "en" else chinese

@@ -1,0 +1,94 @@
+"""Offline understanding (nodes/understand.py): the plan a request's words ask for, with the real agents.
+
+The phrasings here are written for these tests; the labelled set in tests/understanding/ measures
+accuracy (docs/understanding.md).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from nodes.agents import agents
+from nodes.planner import candidates
+from nodes.routing import RouteIndex
+from nodes.understand import clauses, language, understand
+from tools.results import InMemoryResults
+
+SPECS = agents()
+INDEX = RouteIndex(candidates(SPECS))
+CASE = {
+    "inputs": {"location": "杭州市余杭区", "project_type": "工商业", "capacity_kw": 500.0},
+    "results": {
+        "irr": 0.1891,
+        "npv": 2234850.7,
+        "payback_static": 5.15,
+        "lcoe": 0.2728,
+        "investment": 1590000.0,
+    },
+}
+
+
+def _plan(text: str, results: InMemoryResults | None = None) -> list[tuple[str, list[int]]]:
+    found = understand(text, SPECS, INDEX, results or InMemoryResults())
+    return [(s["agentName"], s["dependsOn"]) for s in found.steps]
+
+
+@pytest.fixture
+def with_case() -> InMemoryResults:
+    results = InMemoryResults()
+    results.put("pv_case", "p0", 0, {}, CASE)
+    return results
+
+
+def test_language_and_clauses():
+    assert language("帮我算一下 IRR") == "zh" and language("What is the IRR of 500 kW in Hangzhou?") == "en"
+    assert clauses("先测算，然后做敏感性分析；最后出报告") == ["先测算", "做敏感性分析", "出报告"]
+
+
+def test_the_words_name_the_steps_in_order_with_dependencies():
+    assert _plan("嘉兴有个800kW的工商业屋顶，先做测算，接着做一下敏感性分析") == [
+        ("pv_calc", []),
+        ("sensitivity", [0]),
+    ]
+    assert _plan("南通工商业1.2MW，测算完直接生成报告") == [("pv_calc", []), ("report", [0])]
+
+
+def test_a_consumer_named_first_still_runs_after_what_it_consumes():
+    steps = _plan("苏州工商业2MW光伏，帮我写份报告，报告要包含敏感性分析，当然也要先算收益")
+    assert [s[0] for s in steps] == ["pv_calc", "sensitivity", "report"]
+    assert steps[2][1] == [0, 1]
+
+
+def test_a_negated_step_is_left_out():
+    assert _plan("只要测算结果，不需要报告：无锡工商业600kW") == [("pv_calc", [])]
+
+
+def test_the_template_is_a_shortcut_for_what_it_says():
+    assert [s for s, _ in _plan("帮我生成一份光伏经济测算报告")] == ["pv_calc", "sensitivity", "report"]
+
+
+def test_a_target_without_the_capacity_does_not_add_a_calculation_that_would_ask_for_it():
+    assert _plan("苏州工商业，年用电量200万度，装机多大时IRR达到9%") == [("reverse_opt", [])]
+
+
+def test_follow_ups_change_one_value_reuse_the_case_or_ask_about_it(with_case):
+    assert _plan("换成上海再算", with_case) == [("pv_calc", [])]
+    assert _plan("装机改为800kW", with_case) == [("pv_calc", [])]
+    assert _plan("基于这个结果出份报告", with_case) == [("report", [])]
+    assert _plan("就在这个方案上做敏感性分析", with_case) == [("sensitivity", [])]
+    recalled = understand("那个方案的内部收益率是多少？", SPECS, INDEX, with_case)
+    assert recalled.steps == [] and "18.91%" in recalled.reply
+    english = understand("and what was the payback?", SPECS, INDEX, with_case)
+    assert english.steps == [] and "5.2 years" in english.reply and english.lang == "en"
+
+
+def test_without_a_case_a_figure_question_starts_a_calculation():
+    assert _plan("这个项目的IRR能到多少") == [("pv_calc", [])]
+
+
+def test_requests_no_agent_serves_get_an_honest_reply():
+    for text, lang in (("帮我订一张明天去北京的机票", "zh"), ("Write me a limerick about cats.", "en")):
+        found = understand(text, SPECS, INDEX, InMemoryResults())
+        assert found.steps == [] and found.lang == lang
+        assert found.reply.startswith("抱歉" if lang == "zh" else "Sorry")
+        assert "光伏经济性测算" in found.reply or "PV economic calculation" in found.reply
