@@ -88,8 +88,10 @@ def drive(base_url: str, key: str, index: int, timeout: float = 300) -> Conversa
     inputs = done["plan"]["steps"][0]["result"]["context"].get("inputs", {})
     if statuses != ["completed"] * 3 or record["status"] != "completed":
         conv.problem = f"plan not completed: {statuses} / {record['status']}"
-    elif inputs.get("capacity_kw") != capacity or city not in str(inputs.get("city")):
-        conv.problem = f"asked {city} {capacity}kW, got {inputs.get('city')} {inputs.get('capacity_kw')}kW"
+    elif inputs.get("capacity_kw") != capacity or city not in str(inputs.get("location")):
+        conv.problem = (
+            f"asked {city} {capacity}kW, got {inputs.get('location')} {inputs.get('capacity_kw')}kW"
+        )
     elif done["conversationId"] != thread or record["conversationId"] != thread:
         conv.problem = f"conversation id mixed up: {done['conversationId']} / {record['conversationId']}"
     return conv
