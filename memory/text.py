@@ -7,7 +7,7 @@ import re
 import threading
 from functools import cache
 
-__all__ = ["cjk_ratio", "search_terms", "tokenize"]
+__all__ = ["QUESTION_WORDS", "cjk_ratio", "search_terms", "tokenize"]
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[a-z0-9][a-z0-9_.:/\-]*[a-z0-9]|[a-z0-9]")
@@ -80,3 +80,11 @@ def search_terms(text: str) -> list[str]:
         if len(term) >= 3 and all(_CJK.match(ch) for ch in term):
             extra.extend(term[i : i + 2] for i in range(len(term) - 1))
     return terms + extra
+
+
+# Words that shape a question but say nothing about its topic; they never count against coverage.
+QUESTION_WORDS = frozenset(
+    "怎么 怎样 怎么样 如何 什么 哪些 哪个 哪里 多少 几 是否 能否 可否 可以 能 吗 呢 需要 需 要求 有没有 "
+    "有 请问 问 一下 现在 目前 我们 我家 咱们 他们 应该 一般 具体 规定 知道 告诉 介绍 解释 说明 问题 "
+    "想 了解 关于 相关 哪 哪几 哪类 哪种 几类 几种 几个 哪几类 哪几种 为什么 么 还 算 呀 多 大 能不能 可不可以 what how why which when is are do does".split()
+)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory.bm25 import IncrementalBM25
-from memory.text import tokenize
+from memory.text import QUESTION_WORDS, tokenize
 
 __all__ = ["Route", "RouteIndex", "best_candidate"]
 
@@ -73,9 +73,10 @@ class RouteIndex:
         return {t for texts in self._terms for known in texts for t in known}
 
     def scores(self, text: str) -> list[float]:
-        """Score of every route for `text` (0.0 when it shares no term)."""
+        """Score of every route for `text` (0.0 when it shares no term); question words do not count."""
         best = [0.0] * len(self.routes)
-        for key, score in self._index.scores(dict.fromkeys(tokenize(text))).items():
+        terms = dict.fromkeys(t for t in tokenize(text) if t not in QUESTION_WORDS)
+        for key, score in self._index.scores(terms).items():
             route = key[0]  # type: ignore[index]
             best[route] = max(best[route], score)
         return best

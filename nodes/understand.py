@@ -128,7 +128,12 @@ def understand(
     asked = [a for a in asked if a not in excluded]
     if not asked:  # values alone: a follow-up on the conversation's result, or a new project's values
         follow = next(
-            (p for p in producers if p in stated and _values_ask_for(p, stated[p], specs, existing)), None
+            (
+                p
+                for p in producers
+                if p in stated and _values_ask_for(p, stated[p], query, specs, index, existing)
+            ),
+            None,
         )
         if follow is None:
             return Understanding(lang, reply=out_of_scope(specs, lang), note="out of scope")
@@ -146,13 +151,22 @@ def understand(
 
 
 def _values_ask_for(
-    producer: str, values: Mapping, specs: Mapping[str, AgentSpec], existing: set[str]
+    producer: str,
+    values: Mapping,
+    query: str,
+    specs: Mapping[str, AgentSpec],
+    index: RouteIndex,
+    existing: set[str],
 ) -> bool:
-    """Whether stated values alone ask `producer` to run: it has a result to change, or several values are given.
+    """Whether stated values alone ask `producer` to run.
 
-    A lone place or number with nothing else ("明天去北京") is not a request for a calculation.
+    Yes when it has a result to change, several values are given, or some word of the request is
+    one of its words; a lone place with nothing else ("明天去北京的机票") is not a calculation.
     """
-    return bool(set(specs[producer].produces) & existing) or len(values) >= 2
+    if set(specs[producer].produces) & existing or len(values) >= 2:
+        return True
+    scores = index.scores(query)
+    return any(r.name == producer and scores[i] >= 1.0 for i, r in enumerate(index.routes))
 
 
 def _from_template(
@@ -222,6 +236,8 @@ def _best_agent(clause: str, specs: Mapping[str, AgentSpec], index: RouteIndex, 
     )
     if not ranked or not scores[ranked[0]]:
         return None
+    if specs[index.routes[ranked[0]].name].vocabulary is not None:
+        floor = max(floor, 2 * CLAUSE_FLOOR)  # matched against a whole corpus's titles: accidents happen
     if scores[ranked[0]] < floor and index.closeness(clause)[ranked[0]] < TEMPLATE_CLOSENESS:
         return None  # weak, unless the clause says nearly what one of the agent's examples says
     top = index.routes[ranked[0]].name

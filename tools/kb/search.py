@@ -12,17 +12,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from memory.bm25 import IncrementalBM25
-from memory.text import tokenize
+from memory.text import QUESTION_WORDS, tokenize
 from tools.kb.corpus import KbPassage
 
 __all__ = ["HybridRanker", "KbHit", "RankerSettings"]
-
-# Words that shape a question but say nothing about its topic; they never count against coverage.
-_QUESTION_WORDS = frozenset(
-    "怎么 怎样 怎么样 如何 什么 哪些 哪个 哪里 多少 几 是否 能否 可否 可以 能 吗 呢 需要 需 要求 有没有 "
-    "有 请问 问 一下 现在 目前 我们 我家 咱们 他们 应该 一般 具体 规定 知道 告诉 介绍 解释 说明 问题 "
-    "想 了解 关于 相关 哪 哪几 哪类 哪种 几类 几种 几个 哪几类 哪几种 为什么 么 还 算 呀 多 大 能不能 可不可以 what how why which when is are do does".split()
-)
 
 
 @dataclass(frozen=True)
@@ -67,7 +60,7 @@ class HybridRanker:
 
     def query_terms(self, query: str) -> list[str]:
         """The topic terms of `query` (question words dropped, order kept, no duplicates)."""
-        terms = (t for t in tokenize(query) if t not in _QUESTION_WORDS)
+        terms = (t for t in tokenize(query) if t not in QUESTION_WORDS)
         # A lone character the corpus never uses ("定" in "怎么定") is grammar, not topic.
         return list(dict.fromkeys(t for t in terms if len(t) > 1 or t in self._idf))
 
