@@ -8,6 +8,7 @@ same validation, and steps whose results the user already has are dropped.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
@@ -63,12 +64,17 @@ def candidates(
     found += [
         Route(
             s.name,
-            (s.description, *s.examples, *(s.vocabulary() if s.vocabulary else ())),
+            (_title(s.description), s.description, *s.examples, *(s.vocabulary() if s.vocabulary else ())),
             ({"seqNo": 0, "agentName": s.name, "requirement": "", "dependsOn": []},),
         )
         for s in specs.values()
     ]
     return found
+
+
+def _title(description: str) -> str:
+    """The agent's name, the head of its description ("测算报告生成 report"): a short text names it best."""
+    return re.split(r"[：:]", description, maxsplit=1)[0]
 
 
 def route_offline(
@@ -140,6 +146,7 @@ def _plan(
         if not found.steps:
             log.info("no plan for %r: %s", query[:80], found.note)
             text = f"{notice}\n{found.reply}".strip()
+            runtime.stream_writer({"index": -1, "content": text})  # streaming clients see the answer too
             return Command(goto="__end__", update={"messages": [AIMessage(content=text)], "summary": text})
         steps, note, lang = found.steps, found.note, found.lang
     plan = new_plan(query, validate_steps(steps, specs))

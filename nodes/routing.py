@@ -41,8 +41,13 @@ class RouteIndex:
         self._index = IncrementalBM25(smooth_idf=True)
         for i, route in enumerate(self.routes):
             for j, text in enumerate(route.texts):
-                self._index.add((i, j), tokenize(text))
-        self._terms = [[set(tokenize(text)) for text in route.texts] for route in self.routes]
+                self._index.add((i, j), _content_terms(text))
+        self._terms = [[set(_content_terms(text)) for text in route.texts] for route in self.routes]
+
+    def shared_terms(self, text: str) -> list[int]:
+        """Per route, how many distinct content terms of `text` its best-sharing text contains."""
+        terms = set(_content_terms(text))
+        return [max((len(terms & known) for known in texts), default=0) for texts in self._terms]
 
     def closeness(self, text: str) -> list[float]:
         """Per route, how nearly one of its texts says the same as `text` (0–1).
@@ -50,7 +55,7 @@ class RouteIndex:
         For each text: the idf-weighted share of `text`'s terms it contains, and of its own terms
         `text` contains; the smaller of the two, and a route's best text counts.
         """
-        terms = set(tokenize(text))
+        terms = set(_content_terms(text))
         if not terms:
             return [0.0] * len(self.routes)
         idf = {t: self._index.idf(t) or self._unknown_idf() for t in terms}
@@ -75,7 +80,7 @@ class RouteIndex:
     def scores(self, text: str) -> list[float]:
         """Score of every route for `text` (0.0 when it shares no term); question words do not count."""
         best = [0.0] * len(self.routes)
-        terms = dict.fromkeys(t for t in tokenize(text) if t not in QUESTION_WORDS)
+        terms = dict.fromkeys(_content_terms(text))
         for key, score in self._index.scores(terms).items():
             route = key[0]  # type: ignore[index]
             best[route] = max(best[route], score)
@@ -88,6 +93,17 @@ class RouteIndex:
         scores = self.scores(text)
         i = max(range(len(scores)), key=lambda k: (scores[k], -k))
         return (self.routes[i], scores[i]) if scores[i] > 0 else None
+
+
+# Question words and pointers shape a request but name nothing; "算" (calculate) names work.
+_NOT_CONTENT = (QUESTION_WORDS - {"算"}) | frozenset(
+    "这个 那个 这些 那些 基于 根据 一份 一个 一下 给我 帮忙".split()
+)
+
+
+def _content_terms(text: str) -> list[str]:
+    """The words of `text` that can name work."""
+    return [t for t in tokenize(text) if t not in _NOT_CONTENT]
 
 
 def best_candidate(query: str, routes: Sequence[Route]) -> Route | None:

@@ -237,7 +237,10 @@ def _best_agent(clause: str, specs: Mapping[str, AgentSpec], index: RouteIndex, 
     if not ranked or not scores[ranked[0]]:
         return None
     if specs[index.routes[ranked[0]].name].vocabulary is not None:
-        floor = max(floor, 2 * CLAUSE_FLOOR)  # matched against a whole corpus's titles: accidents happen
+        # matched against a whole corpus's titles, one common word ("一次") is an accident
+        if index.shared_terms(clause)[ranked[0]] < 2:
+            return None
+        floor = max(floor, 2 * CLAUSE_FLOOR)
     if scores[ranked[0]] < floor and index.closeness(clause)[ranked[0]] < TEMPLATE_CLOSENESS:
         return None  # weak, unless the clause says nearly what one of the agent's examples says
     top = index.routes[ranked[0]].name

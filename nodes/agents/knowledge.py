@@ -132,9 +132,9 @@ def _report(report: IndexReport, documents: int) -> dict[str, int]:
 AGENT = AgentSpec(
     name="knowledge",
     description=(
-        "政策与常见问题问答：分布式光伏政策、上网模式（全额上网、自发自用、余电上网）、并网流程、"
-        "上网电价与燃煤基准价、分时电价、补贴与绿证、税收优惠、净计量、组件衰减、清洗与运维巡检等知识，"
-        "检索知识库后回答并注明来源 [1][2]。Policy and FAQ Q&A with citations (grid connection, "
+        "政策与常见问题问答 policy and FAQ Q&A：分布式光伏政策、上网模式（全额上网、自发自用、余电上网）、"
+        "并网流程、上网电价与燃煤基准价、分时电价、补贴与绿证、税收优惠、净计量、组件衰减、清洗与运维巡检等知识，"
+        "检索知识库后回答并注明来源 [1][2]。Policy and FAQ answers with citations (grid connection, "
         "net metering, subsidies, maintenance)."
     ),
     run=run,
@@ -146,6 +146,8 @@ AGENT = AgentSpec(
         "光伏组件多久清洗一次？",
         "136号文的机制电价是什么意思？",
         "户用光伏需要备案吗？",
+        "which policy applies to distributed solar grid export",
+        "are there subsidies or tax breaks for solar projects",
     ),
     inputs=(InputField("question", "用户想了解的政策、并网或运维问题"),),
     vocabulary=topics,

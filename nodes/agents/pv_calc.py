@@ -106,6 +106,10 @@ AGENT = AgentSpec(
         "厂房屋顶面积3000平方米，电价0.85元/度，装光伏划算吗",
         "其他参数不变，将地址更换到上海市后重新进行测算",
         "算一下这个光伏项目的IRR和投资回收期",
+        "测算收益",
+        "calculate the economics of a rooftop solar project",
+        "what IRR, NPV and payback will this PV system have",
+        "estimate the return on a commercial solar installation",
     ),
     inputs=(
         *PV_INPUTS,

@@ -133,6 +133,8 @@ AGENT = AgentSpec(
         "要让内部收益率达到10%，单瓦造价最高多少",
         "反推装机容量，目标收益率8%",
         "逆向寻优：投资回收期控制在5年以内需要什么造价",
+        "what is the highest cost per watt that still gives the target return",
+        "the lowest tariff for a given payback period",
     ),
     inputs=(
         InputField("target_irr", "寻优目标，例如“IRR 达到 8%”或“6 年回本”"),
