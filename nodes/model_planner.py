@@ -110,7 +110,7 @@ def plan_with_model(
     tools = {t.name: t for t in [*make_planning_tools(specs), *svc.agent_tools("planner")]}
     model = svc.model
     assert model is not None, "plan_with_model needs a model (Context.model)"
-    bound = model.bind_tools(list(tools.values()))
+    bound = model.bind_tools(list(tools.values()), tool_choice="auto")  # servers drop tools without it
     messages = _prompt(query, svc, window)
     last_error = "no create_plan call"
     for round_no in range(MAX_PLAN_ROUNDS):

@@ -50,6 +50,7 @@ def test_s6_model_plans_by_tool_calls_and_recovers_from_an_invalid_plan(model_en
     assert outcome.plan["steps"][0]["status"] == "completed"
     planner_requests = [r for r in requests if not _not_planner(r)]
     assert len(planner_requests) == 4
+    assert all(r.get("tool_choice") == "auto" for r in planner_requests)  # else servers leave the tools out
     for body in requests:
         assert len(_role(body, "system")) == 1 and body["messages"][0]["role"] == "system"
     errors = [m["content"] for m in _role(planner_requests[2], "tool")]
