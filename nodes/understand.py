@@ -1,19 +1,23 @@
 """Offline understanding: a request in the user's own words becomes the plan it asks for.
 
-No phrase lists: the request is cut into clauses at punctuation and connectives; each clause is
-matched (BM25) against what every agent and workflow template says it does; the agents' own
-parsers add what the words state structurally (`AgentSpec.claims`, `parse_answer`); dependencies
-follow from what agents produce and consume. The conversation's results decide the rest:
+No lists of request phrasings: the request is cut into clauses at punctuation and the language's
+connectives (然后, 再, then…); each clause is matched (BM25) against what every agent says it does
+(name, description, examples, the knowledge base's titles); the agents' own parsers add what the
+words state structurally (`AgentSpec.claims`, `parse_answer`); dependencies follow from what
+agents produce and consume (`AgentSpec.produces` / `consumes`). The conversation's results decide
+the rest:
 
-- clauses that name agents → those agents in the order the words imply, each depending on the
-  earlier steps producing what it consumes; a clause matching a workflow template expands to it;
-- a consumer asked for while the conversation already holds what it consumes, and no new inputs
-  stated → no producer step ("在这个方案基础上做敏感性分析");
-- no agent named, inputs stated → the producer runs again with them (a follow-up changing one value:
-  the agent carries the rest from the conversation's latest result);
-- no agent named, no inputs, a question about a figure of the latest result → answered from the
+- clauses that name agents → those agents, each after (and depending on) the steps producing what
+  it consumes; a negated clause ("不用报告") removes its agent; a request that says what one of a
+  workflow template's examples says runs the template;
+- values stated and a consumer named → the producer runs first when the values are all it needs;
+- a consumer named, no new values, and the conversation already holds what it consumes → no
+  producer step ("在这个方案基础上做敏感性分析");
+- no agent named, values stated → the producer runs again with them (a follow-up changing one
+  value: the agent carries the rest from the conversation's latest result and says so);
+- no agent named, no values, a question about a figure of the latest result → answered from the
   results index (`AgentSpec.recall`), nothing recomputed;
-- nothing at all → a short honest reply saying what plangraph can do.
+- nothing at all → a short honest reply saying what plangraph can do, in the request's language.
 """
 
 from __future__ import annotations
