@@ -32,6 +32,7 @@ from graphs.context import Context
 from graphs.state import InputState, OutputState, State
 from plangraph.auth import thread_id_for
 from plangraph.runner import ConversationStateError, PlanRunner, RunOutcome, UserFacingError
+from plangraph.wire import public
 
 __all__ = ["ConversationRunnable", "HttpInput", "HttpOutput", "Backend", "artifact_url"]
 
@@ -176,14 +177,16 @@ class ConversationRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         self, input: dict[str, Any], config: RunnableConfig, on_chunk: Callable[[dict], None] | None
     ) -> dict[str, Any]:
         runner = self._runner(input, config)
+        data_dir = self._backend().data_dir
+        sent = on_chunk and (lambda c: on_chunk(public(c, data_dir, runner.context.conversation_id)))
         # A fresh context: the graph must not report into the caller's callbacks (stream_events
         # would then carry LangGraph internals such as Send, which LangServe cannot serialise).
         with self._backend().exclusive(str(runner.config["configurable"]["thread_id"])):
             if "resume" in input:
-                outcome = contextvars.Context().run(runner.resume, input["resume"], on_chunk)
+                outcome = contextvars.Context().run(runner.resume, input["resume"], sent)
             else:
-                outcome = contextvars.Context().run(runner.run, _request_text(input["messages"]), on_chunk)
-        return _output(runner, outcome)
+                outcome = contextvars.Context().run(runner.run, _request_text(input["messages"]), sent)
+        return public(_output(runner, outcome), data_dir, runner.context.conversation_id)
 
     def invoke(
         self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any

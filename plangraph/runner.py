@@ -184,6 +184,11 @@ class PlanRunner:
             return None
         raise ConversationStateError(f"会话 {conv} 没有等待回答的问题，计划已经结束。")
 
+    def snapshot(self) -> StateSnapshot | None:
+        """The conversation's saved state (None when another user owns the conversation id)."""
+        state = self.graph.get_state(self.config)
+        return state if self._owns(state) else None
+
     def current_plan(self) -> dict[str, Any] | None:
         """The conversation's newest plan (None before the first request, or another user's)."""
         state = self.graph.get_state(self.config)
