@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import TYPE_CHECKING
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+if TYPE_CHECKING:  # the CLI imports this module (for the logger name) on every command
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["ACCESS_LOGGER", "AccessLog"]
 

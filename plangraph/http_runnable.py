@@ -31,7 +31,7 @@ from typing_extensions import TypedDict
 from graphs.context import Context
 from graphs.state import InputState, OutputState, State
 from plangraph.auth import thread_id_for
-from plangraph.runner import ConversationStateError, PlanRunner, RunOutcome, UserFacingError
+from plangraph.runner import HTTP_ADVICE, ConversationStateError, PlanRunner, RunOutcome, UserFacingError
 from plangraph.wire import public
 
 __all__ = ["ConversationRunnable", "HttpInput", "HttpOutput", "Backend", "artifact_url"]
@@ -84,7 +84,8 @@ class Backend:
     def runner(self, user_id: str, conversation_id: str) -> PlanRunner:
         """A runner on the user's own thread for the conversation (other users cannot reach it)."""
         context = Context(user_id=user_id, conversation_id=conversation_id, data_dir=self.data_dir)
-        return PlanRunner(self.graph, context, thread_id=thread_id_for(user_id, conversation_id))
+        thread = thread_id_for(user_id, conversation_id)
+        return PlanRunner(self.graph, context, thread_id=thread, advice=HTTP_ADVICE)
 
     def in_pool(self, func: Callable[..., Any], *args: Any) -> asyncio.Future:
         """Run `func(*args)` on the turn pool."""

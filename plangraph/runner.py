@@ -46,6 +46,9 @@ _SERVICE_ERRORS: tuple[type[Exception], ...] = (
 )
 
 __all__ = [
+    "CLI_ADVICE",
+    "HTTP_ADVICE",
+    "Advice",
     "ConversationNotFoundError",
     "ConversationStateError",
     "PlanRunner",
@@ -64,6 +67,29 @@ class RunOutcome:
     summary: str = ""
     artifacts: list[str] = field(default_factory=list)
 
+
+@dataclass(frozen=True)
+class Advice:
+    """How a user carries on after an error, in the words of what they use (CLI or HTTP API)."""
+
+    new_conversation: str
+    finish_cut_off: str
+    resume_later: str  # {conv}: the conversation id
+    model_settings: str
+
+
+CLI_ADVICE = Advice(
+    new_conversation="或用 plangraph run 开始新的会话",
+    finish_cut_off="不带回答运行 plangraph resume 可继续被中断的执行",
+    resume_later="运行 plangraph resume --conversation {conv} 继续",
+    model_settings="请检查 OPENAI_API_KEY、OPENAI_BASE_URL 和 PLANGRAPH_MODEL",
+)
+HTTP_ADVICE = Advice(
+    new_conversation="或不带会话 ID 发送新请求，开始新的会话",
+    finish_cut_off='在同一会话上发送 {"resume": null} 可继续被中断的执行',
+    resume_later='在会话 {conv} 上发送 {{"resume": null}} 继续',
+    model_settings="请服务管理员检查模型服务的配置",
+)
 
 OWNER_KEY = "plangraph_user"
 MAX_PARALLEL_STEPS = 16
@@ -102,14 +128,17 @@ class PlanRunner:
         context: Context,
         thread_id: str | None = None,
         services: ServiceHub | None = None,
+        advice: Advice = CLI_ADVICE,
     ) -> None:
         """`thread_id` defaults to the conversation id (the HTTP server namespaces it per user).
 
         `services` is the hub the graph was built with (to read results it stored by reference).
+        `advice` words the "what to do next" of error messages (the HTTP server passes HTTP_ADVICE).
         """
         self.graph = graph
         self.context = context
         self.services = services or ServiceHub()
+        self.advice = advice
         # The owner goes into every checkpoint's metadata: another user id on the same
         # conversation id is told the conversation does not exist (the CLI's thread id is the
         # conversation id alone; the HTTP server also namespaces thread ids per user).
@@ -168,7 +197,7 @@ class PlanRunner:
         conv = self.context.conversation_id
         if (not state.values and not state.next) or not self._owns(state):
             raise ConversationNotFoundError(
-                f"找不到会话 {conv}：请检查会话 ID，或用 plangraph run 开始新的会话。"
+                f"找不到会话 {conv}：请检查会话 ID，{self.advice.new_conversation}。"
             )
         if state.interrupts:
             if answer is None or (isinstance(answer, str) and not answer.strip()):
@@ -179,7 +208,7 @@ class PlanRunner:
         if state.next or state.tasks:  # tasks: a step finished but the run died before the next checkpoint
             if answer is not None:
                 raise ConversationStateError(
-                    f"会话 {conv} 没有等待回答的问题；不带回答运行 plangraph resume 可继续被中断的执行。"
+                    f"会话 {conv} 没有等待回答的问题；{self.advice.finish_cut_off}。"
                 )
             return None
         raise ConversationStateError(f"会话 {conv} 没有等待回答的问题，计划已经结束。")
@@ -241,6 +270,9 @@ class PlanRunner:
             fh.write(data)
         return f"{output}\n"
 
+    def _resume_later(self) -> str:
+        return self.advice.resume_later.format(conv=self.context.conversation_id)
+
     def _stream(self, graph_input: Any, on_chunk: Callable[[dict], None] | None) -> RunOutcome:
         try:
             # durability="sync": each step's checkpoint is saved before the next step starts, so a
@@ -258,16 +290,15 @@ class PlanRunner:
             # The model endpoint, a database or the vector server hiccuped: say which, keep state.
             raise ServiceUnavailableError(
                 f"{_service_name(error)}暂时不可用（{type(error).__name__}: {str(error)[:120]}）。进度已保存，"
-                f"服务恢复后运行 plangraph resume --conversation {self.context.conversation_id} 继续。",
+                f"服务恢复后{self._resume_later()}。",
                 exit_code=1,
             ) from None
         except VectorStoreError as error:
             raise UserFacingError(str(error), exit_code=1) from None
         except openai.APIStatusError as error:  # 4xx: retrying the same request cannot help
             raise UserFacingError(
-                f"模型服务拒绝了请求（HTTP {error.status_code}）：请检查 OPENAI_API_KEY、OPENAI_BASE_URL 和 "
-                f"PLANGRAPH_MODEL。进度已保存，修正后运行 plangraph resume --conversation "
-                f"{self.context.conversation_id} 继续。",
+                f"模型服务拒绝了请求（HTTP {error.status_code}）：{self.advice.model_settings}。进度已保存，"
+                f"修正后{self._resume_later()}。",
                 exit_code=1,
             ) from None
         state = self.graph.get_state(self.config)
