@@ -5,14 +5,20 @@ outcome = runner.run("帮我生成一份光伏经济测算报告")
 if outcome.interrupt:
 outcome = runner.resume("地点是杭州余杭区，工商业，装机容量500kW")
 print(outcome.summary, outcome.artifacts)
+
+Async (`arun` / `aresume` need an async checkpointer; `aopen` brings AsyncSqliteSaver):
+
+async with PlanRunner.aopen(user_id="alice", conversation_id="c1") as runner:
+outcome = await runner.arun("帮我生成一份光伏经济测算报告")
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import sqlite3
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,6 +97,7 @@ HTTP_ADVICE = Advice(
     model_settings="请服务管理员检查模型服务的配置",
 )
 
+OnChunk = Callable[[dict], None] | Callable[[dict], Awaitable[None]]
 OWNER_KEY = "plangraph_user"
 MAX_PARALLEL_STEPS = 16
 _INT64 = range(-(2**63), 2**63)
@@ -169,6 +176,26 @@ class PlanRunner:
             hub = ServiceHub()
             yield cls(build_graph(checkpointer=saver, services=hub), context, services=hub)
 
+    @classmethod
+    @asynccontextmanager
+    async def aopen(
+        cls, *, user_id: str | None = None, conversation_id: str, data_dir: str | None = None
+    ) -> AsyncIterator[PlanRunner]:
+        """A runner for `arun` / `aresume` on AsyncSqliteSaver in the data dir (the file `open` uses).
+
+        For Postgres, compile `build_graph(checkpointer=<your AsyncPostgresSaver>)` and pass it to
+        `PlanRunner(graph, Context(...))`.
+        """
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        context = Context(conversation_id=conversation_id)
+        if user_id:
+            context.user_id = user_id
+        if data_dir:
+            context.data_dir = data_dir
+        async with AsyncSqliteSaver.from_conn_string(str(context.data_path / "checkpoints.sqlite")) as saver:
+            yield cls(build_graph(checkpointer=saver), context)
+
     def run(self, request: str, on_chunk: Callable[[dict], None] | None = None) -> RunOutcome:
         """Plan and run `request`; stops at the first question or at the end."""
         return self._stream(self.run_input(request), on_chunk)
@@ -177,9 +204,25 @@ class PlanRunner:
         """Answer the waiting question (or, with no question waiting, finish a run that was cut off)."""
         return self._stream(self.resume_input(answer), on_chunk)
 
+    async def arun(self, request: str, on_chunk: OnChunk | None = None) -> RunOutcome:
+        """Async twin of `run`; the graph needs an async checkpointer (AsyncSqliteSaver, AsyncPostgresSaver).
+
+        `on_chunk` may be a plain function or a coroutine function.
+        """
+        state = await self.graph.aget_state(self.config)
+        return await self._astream(self._run_input(state, request), on_chunk)
+
+    async def aresume(self, answer: Any = None, on_chunk: OnChunk | None = None) -> RunOutcome:
+        """Async twin of `resume`."""
+        state = await self.graph.aget_state(self.config)
+        return await self._astream(self._resume_input(state, answer), on_chunk)
+
     def run_input(self, request: str) -> dict[str, Any]:
         """The graph input for `request`; raises UserFacingError when it is empty or too long."""
-        if not self._owns(self.graph.get_state(self.config)):
+        return self._run_input(self.graph.get_state(self.config), request)
+
+    def _run_input(self, state: StateSnapshot, request: str) -> dict[str, Any]:
+        if not self._owns(state):
             raise UserFacingError(
                 f"会话 ID {self.context.conversation_id} 已被其他用户使用：请换一个会话 ID 开始新的会话。"
             )
@@ -193,7 +236,9 @@ class PlanRunner:
 
     def resume_input(self, answer: Any = None) -> Any:
         """The graph input that resumes the conversation; raises when `answer` does not fit its state."""
-        state = self.graph.get_state(self.config)
+        return self._resume_input(self.graph.get_state(self.config), answer)
+
+    def _resume_input(self, state: StateSnapshot, answer: Any) -> Any:
         conv = self.context.conversation_id
         if (not state.values and not state.next) or not self._owns(state):
             raise ConversationNotFoundError(
@@ -274,7 +319,7 @@ class PlanRunner:
         return self.advice.resume_later.format(conv=self.context.conversation_id)
 
     def _stream(self, graph_input: Any, on_chunk: Callable[[dict], None] | None) -> RunOutcome:
-        try:
+        with self._service_errors():
             # durability="sync": each step's checkpoint is saved before the next step starts, so a
             # killed process never re-runs a step whose result the user has already seen.
             for mode, chunk in self.graph.stream(
@@ -286,6 +331,28 @@ class PlanRunner:
             ):
                 if mode == "custom" and on_chunk is not None:
                     on_chunk(chunk)  # type: ignore[arg-type]
+        return self._outcome(self.graph.get_state(self.config))
+
+    async def _astream(self, graph_input: Any, on_chunk: OnChunk | None) -> RunOutcome:
+        with self._service_errors():
+            async for mode, chunk in self.graph.astream(
+                graph_input,
+                self.config,
+                context=self.context,
+                stream_mode=["custom", "updates"],
+                durability="sync",
+            ):
+                if mode == "custom" and on_chunk is not None:
+                    shown = on_chunk(chunk)  # type: ignore[arg-type]
+                    if inspect.isawaitable(shown):
+                        await shown
+        return self._outcome(await self.graph.aget_state(self.config))
+
+    @contextmanager
+    def _service_errors(self) -> Iterator[None]:
+        """Turn a failed service into a UserFacingError that says how to continue; state is kept."""
+        try:
+            yield
         except _SERVICE_ERRORS as error:
             # The model endpoint, a database or the vector server hiccuped: say which, keep state.
             raise ServiceUnavailableError(
@@ -301,7 +368,8 @@ class PlanRunner:
                 f"修正后{self._resume_later()}。",
                 exit_code=1,
             ) from None
-        state = self.graph.get_state(self.config)
+
+    def _outcome(self, state: StateSnapshot) -> RunOutcome:
         plan = state.values.get("plan")
         if state.interrupts:
             return RunOutcome(interrupt=dict(state.interrupts[0].value), plan=plan)
