@@ -1,7 +1,7 @@
 """The HTTP API: LangServe routes under /plangraph, REST for plans, auth and limits.
 
 `create_app()` returns a FastAPI app (embed it, or run it with `plangraph serve`). Every route
-except /healthz and the playground page needs an `X-API-Key`; the key decides the user, and a
+except /healthz and /login needs an `X-API-Key` (or the signed-in browser's cookie); the key decides the user, and a
 user only ever sees their own conversations, plans and artifacts.
 """
 
@@ -53,12 +53,13 @@ ENDPOINTS: list[EndpointName] = [
     "batch",
     "stream",
     "stream_events",
-    "stream_log",  # what the playground's Start button posts to
     "input_schema",
     "output_schema",
     "config_schema",
-    "playground",
 ]
+# Not served: LangServe's playground. Its input form cannot build plangraph's input (a message is a
+# free-form dict, an answer is `resume`), so its Start button could only fail; people use the chat
+# page at / (plangraph.web) instead.
 _STATUS = {ConversationNotFoundError: 404, ConversationStateError: 409, ServiceUnavailableError: 503}
 
 
@@ -130,7 +131,7 @@ def create_app(
         max_bytes=max_request_bytes
         if max_request_bytes is not None
         else _env_int("PLANGRAPH_MAX_REQUEST_BYTES", DEFAULT_MAX_REQUEST_BYTES),
-        public=("/healthz", "/plangraph/playground"),
+        public=("/healthz",),
     )
     app.add_middleware(LoginRedirect)
     app.add_middleware(AccessLog)

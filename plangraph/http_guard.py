@@ -18,7 +18,7 @@ from plangraph.auth import RateLimiter
 
 __all__ = ["KEY_COOKIE", "LOGIN_PATH", "Guard", "json_error"]
 
-# A browser cannot add X-API-Key to the playground's own requests: /login takes the key once and
+# A browser cannot add X-API-Key to the chat page's own requests: /login takes the key once and
 # keeps it in an HttpOnly, SameSite=Strict cookie (other sites' pages cannot send it).
 KEY_COOKIE = "plangraph_key"
 LOGIN_PATH = "/login"

@@ -11,7 +11,6 @@ import ipaddress
 import logging
 import socket
 import sys
-import warnings
 from typing import TYPE_CHECKING, Any
 
 from plangraph.access_log import ACCESS_LOGGER
@@ -76,8 +75,6 @@ def run_serve(args: argparse.Namespace) -> int:
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     print(f"plangraph serve: listening on http://{shown}:{port}", file=sys.stderr, flush=True)
     logging.getLogger(ACCESS_LOGGER).setLevel(logging.INFO)  # one line per request, on stderr
-    # LangServe's /stream_log (the playground) runs on astream_log, deprecated upstream: not news to users.
-    warnings.filterwarnings("ignore", message="astream_log is deprecated", category=DeprecationWarning)
     server = uvicorn.Server(uvicorn.Config(app, log_level="info", access_log=False))
     server.run(sockets=[sock])
     return 0
