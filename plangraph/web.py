@@ -32,7 +32,7 @@ from plangraph.http_runnable import Backend, artifact_url
 from plangraph.wire import public
 from tools.plans.store import PlanStore
 
-__all__ = ["PAGE_PATHS", "LoginRedirect", "add_web", "conversation_view"]
+__all__ = ["PAGE_PATHS", "LoginRedirect", "add_web", "conversation_view", "graphviz_installed"]
 
 PAGE_PATHS = ("/", "/index.html")
 _ASSETS = {"app.js": "text/javascript", "app.css": "text/css"}
@@ -42,6 +42,11 @@ _CSP = (
     "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 )
 _CONVERSATION_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-")
+
+
+def graphviz_installed() -> bool:
+    """True when Graphviz `dot` can draw the plan on the server (else the page draws it)."""
+    return shutil.which("dot") is not None
 
 
 def _static(name: str) -> str:
@@ -94,7 +99,7 @@ def conversation_view(backend: Backend, user_id: str, conversation_id: str) -> d
         "steps": steps,
         "question": question,
         "summary": state.values.get("summary", "") if status in ("done", "failed") else "",
-        "graph": f"/conversations/{conversation_id}/plan.svg" if plan and shutil.which("dot") else None,
+        "graph": f"/conversations/{conversation_id}/plan.svg" if plan and graphviz_installed() else None,
     }
     return public(view, backend.data_dir, conversation_id)
 

@@ -91,6 +91,11 @@ async function openConversation(id) {
   await loadConversations();
 }
 
+// A conversation still running in another tab or after a reload: look again until it stops.
+setInterval(() => {
+  if (!state.streaming && state.view && state.view.status === "running" && !document.hidden) refresh();
+}, 2000);
+
 async function refresh() {
   // One request at a time; a refresh asked for meanwhile runs once the current one is done.
   if (state.refreshing) { state.again = true; return state.refreshing; }

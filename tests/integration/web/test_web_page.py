@@ -142,3 +142,25 @@ def test_the_page_loads_nothing_from_another_origin(site):
             assert "http://" not in text.replace("http://www.w3.org/2000/svg", "")
             assert "https://" not in text and "//cdn" not in text
         assert json.loads(alice.get("/conversations").text)["user"] == "alice"
+
+
+def test_without_graphviz_the_page_draws_the_plan_itself(site, browser, monkeypatch):
+    import plangraph.web
+
+    monkeypatch.setattr(plangraph.web, "graphviz_installed", lambda: False)
+    with httpx.Client(base_url=site.url, headers={"X-API-Key": KEY_ALICE}, timeout=120) as alice:
+        body = {"input": {"messages": [{"role": "user", "content": REQUEST}]}}
+        body["config"] = {"configurable": {"thread_id": "drawn-1"}}
+        assert alice.post("/plangraph/invoke", json=body).status_code == 200
+        assert alice.get("/conversations/drawn-1").json()["graph"] is None
+    _sign_in(browser, site.url)
+    browser.get(site.url + "/#c=drawn-1")
+    svg = WebDriverWait(browser, 30).until(
+        ec.presence_of_element_located((By.CSS_SELECTOR, ".plan-graph svg.drawn-plan"))
+    )
+    nodes = svg.find_elements(By.CSS_SELECTOR, "rect.node")
+    assert len(nodes) == 3
+    assert [n.get_attribute("fill") for n in nodes] == ["#fed7aa", "#f3f4f6", "#f3f4f6"]  # waiting, not ready
+    assert len(svg.find_elements(By.CSS_SELECTOR, "line.edge")) >= 2
+    titles = [t.text for t in svg.find_elements(By.CSS_SELECTOR, "text.node-title")]
+    assert titles == ["0 · pv_calc", "1 · sensitivity", "2 · report"]
