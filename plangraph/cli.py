@@ -127,16 +127,22 @@ class _Printer:
 def _without_repeats(summary: str, shown: list[str]) -> str:
     """The offline summary without what the person has just read.
 
-    Step results shown in panels keep only their heading; the file list is left to the final
-    "报告与文件" block.
+    Step results (or their briefs) shown in panels keep only their heading; the file list is left
+    to the final "报告与文件" block.
     """
     kept = []
     for part in summary.split("\n\n"):
         head, _, body = part.strip().partition("\n")
         if head.startswith("生成的文件"):
             continue
-        kept.append(head if head.startswith("【") and body.strip() in shown else part.strip())
+        kept.append(head if head.startswith("【") and _seen(body, shown) else part.strip())
     return "\n".join(p for p in kept if p)
+
+
+def _seen(body: str, shown: list[str]) -> bool:
+    """True when every line of `body` (a step result, or its brief ending in "…") was in one panel."""
+    lines = [line for line in body.splitlines() if line.strip() not in ("", "…")]
+    return bool(lines) and any(all(line in text for line in lines) for text in shown)
 
 
 def _drive(

@@ -107,8 +107,9 @@ def create_app(
             open_checkpointer(data_path, checkpoint_url) as saver,
             ThreadPoolExecutor(turn_workers, thread_name_prefix="plangraph-turn") as pool,
         ):
+            hub = ServiceHub()
             opened["backend"] = Backend(
-                build_graph(checkpointer=saver, services=ServiceHub()), str(data_path), pool
+                build_graph(checkpointer=saver, services=hub), str(data_path), pool, hub
             )
             yield
             opened.clear()

@@ -29,6 +29,7 @@ from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import TypedDict
 
 from graphs.context import Context
+from graphs.services import ServiceHub
 from graphs.state import InputState, OutputState, State
 from plangraph.auth import thread_id_for
 from plangraph.runner import HTTP_ADVICE, ConversationStateError, PlanRunner, RunOutcome, UserFacingError
@@ -78,6 +79,7 @@ class Backend:
     graph: CompiledStateGraph[State, Context, InputState, OutputState]
     data_dir: str
     pool: ThreadPoolExecutor
+    services: ServiceHub = field(default_factory=ServiceHub)  # the hub the graph was built with
     _busy: dict[str, list] = field(default_factory=dict)
     _guard: threading.Lock = field(default_factory=threading.Lock)
 
@@ -85,7 +87,7 @@ class Backend:
         """A runner on the user's own thread for the conversation (other users cannot reach it)."""
         context = Context(user_id=user_id, conversation_id=conversation_id, data_dir=self.data_dir)
         thread = thread_id_for(user_id, conversation_id)
-        return PlanRunner(self.graph, context, thread_id=thread, advice=HTTP_ADVICE)
+        return PlanRunner(self.graph, context, thread_id=thread, services=self.services, advice=HTTP_ADVICE)
 
     def in_pool(self, func: Callable[..., Any], *args: Any) -> asyncio.Future:
         """Run `func(*args)` on the turn pool."""

@@ -194,7 +194,8 @@ class PlanRunner:
         if data_dir:
             context.data_dir = data_dir
         async with AsyncSqliteSaver.from_conn_string(str(context.data_path / "checkpoints.sqlite")) as saver:
-            yield cls(build_graph(checkpointer=saver), context)
+            hub = ServiceHub()
+            yield cls(build_graph(checkpointer=saver, services=hub), context, services=hub)
 
     def run(self, request: str, on_chunk: Callable[[dict], None] | None = None) -> RunOutcome:
         """Plan and run `request`; stops at the first question or at the end."""

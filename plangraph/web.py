@@ -68,6 +68,10 @@ def conversation_view(backend: Backend, user_id: str, conversation_id: str) -> d
     for step in plan["steps"] if plan else []:
         result = step.get("result") or {}
         context = result.get("context") or {}
+        output = result.get("output") or ""
+        detail = context.get("detail")
+        if isinstance(detail, str) and detail.startswith("store://"):  # the plan keeps a brief only
+            output = runner.services(runner.context).results(step["agentName"]).load(detail)["text"]
         steps.append(
             {
                 "seqNo": step["seqNo"],
@@ -76,7 +80,7 @@ def conversation_view(backend: Backend, user_id: str, conversation_id: str) -> d
                 "status": step["status"],
                 "label": labels.get(step["seqNo"], ""),
                 "dependsOn": list(step["dependsOn"]),
-                "output": result.get("output") or "",
+                "output": output,
                 "artifacts": [artifact_url(conversation_id, str(p)) for p in context.get("artifacts", [])],
                 "question": question["question"]
                 if question and question.get("seqNo") == step["seqNo"]

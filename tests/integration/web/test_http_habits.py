@@ -72,7 +72,8 @@ def test_nothing_sent_over_http_names_a_path_of_the_server(site):
     chunk_data = [
         d["agentChatResponse"]["data"] for e, d in events if e == "data" and "agentChatResponse" in d
     ]
-    assert any(str(d.get("chart", "")).startswith("/artifacts/paths-1/") for d in chunk_data)
+    files = [f for d in chunk_data for f in d.get("artifacts", [])]
+    assert files and all(f.startswith("/artifacts/paths-1/") for f in files), files
 
 
 def test_http_errors_say_what_to_do_over_http_not_on_the_command_line(site):
