@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import sys
+import time
 import uuid
 from collections import deque
 from typing import TYPE_CHECKING, Any
@@ -73,20 +74,61 @@ class _OutputClosed(Exception):
     """stdout was closed by the reader (`plangraph … | head`); not a service error to retry."""
 
 
-class _Printer:
-    """Shows events to a person (rich) or as JSON lines; each step result, table and file list once."""
+class _Quiet:
+    """The spinner's text: what the run said last and, after a second of silence, for how long."""
 
-    def __init__(self, as_json: bool) -> None:
+    def __init__(self) -> None:
+        self.what, self.since = "正在准备", time.monotonic()
+
+    def note(self, what: str) -> None:
+        self.what, self.since = what, time.monotonic()
+
+    def __rich__(self) -> str:
+        waited = time.monotonic() - self.since
+        return f"[dim]{self.what} · 已等待 {waited:.0f} 秒[/dim]" if waited >= 1 else ""
+
+
+class _Printer:
+    """Shows events to a person (rich) or as JSON lines; each step result, table and file list once.
+
+    On a terminal a spinner runs while the graph works, with the time since the last message.
+    """
+
+    def __init__(self, as_json: bool, console: Any = None) -> None:
         self.as_json = as_json
         self.shown: list[str] = []  # step results already shown in a panel
+        self.quiet = _Quiet()
+        self._spinner: Any = None
         if not as_json:
             from rich.console import Console
 
-            self.console = Console(highlight=False, soft_wrap=True)
+            self.console = console or Console(highlight=False, soft_wrap=True)
+
+    def working(self, what: str) -> None:
+        """The graph is about to work: show a spinner (terminals only) until the next stop."""
+        if self.as_json or not self.console.is_terminal:
+            return
+        self.quiet.note(what)
+        if self._spinner is None:
+            self._spinner = self.console.status(self.quiet, spinner="dots")
+            self._spinner.start()
+
+    def stopped(self) -> None:
+        """The graph stopped (question, result, error): take the spinner away."""
+        if self._spinner is not None:
+            self._spinner.stop()
+            self._spinner = None
 
     def event(self, kind: str, **fields: Any) -> None:
         try:
+            if kind != "chunk":
+                self.stopped()
             self._event(kind, **fields)
+            if kind == "chunk" and self._spinner is not None:
+                label = "计划" if fields["index"] < 0 else f"步骤 {fields['index']}"
+                self.quiet.note(
+                    f"{label} · {fields['content'].splitlines()[0][:40] if fields['content'] else ''}"
+                )
         except BrokenPipeError:
             raise _OutputClosed from None
 
@@ -162,6 +204,7 @@ def _drive(
                     file=sys.stderr,
                 )
             return EXIT_WAITING
+        printer.working("正在继续")
         outcome = runner.resume(answer, on_chunk=lambda c: printer.event("chunk", **c))
     printer.event("final", plan=outcome.plan, summary=outcome.summary, artifacts=outcome.artifacts)
     return EXIT_OK
@@ -188,6 +231,7 @@ def _chat(runner: PlanRunner, printer: _Printer, conversation: str) -> int:
         if not text:
             continue
         try:
+            printer.working("正在继续" if waiting else "正在规划")
             outcome = (
                 runner.resume(text, on_chunk=on_chunk) if waiting else runner.run(text, on_chunk=on_chunk)
             )
@@ -253,8 +297,10 @@ def _main(argv: list[str] | None) -> int:
             if args.command == "run":
                 if not printer.as_json:
                     printer.console.print(f"[dim]会话：{conversation}[/dim]")
+                printer.working("正在规划")
                 outcome = runner.run(args.request, on_chunk=on_chunk)
                 return _drive(runner, outcome, deque(args.answer), printer, conversation)
+            printer.working("正在继续")
             outcome = runner.resume(args.answer, on_chunk=on_chunk)
             return _drive(runner, outcome, deque(), printer, conversation)
     except UserFacingError as error:
@@ -263,6 +309,8 @@ def _main(argv: list[str] | None) -> int:
     except KeyboardInterrupt:
         printer.event("error", message="已中断；进度已保存，可用 plangraph resume 继续。")
         return EXIT_ERROR
+    finally:
+        printer.stopped()
 
 
 if __name__ == "__main__":
