@@ -1,7 +1,7 @@
 """The HTTP API: LangServe routes under /plangraph, REST for plans, auth and limits.
 
 `create_app()` returns a FastAPI app (embed it, or run it with `plangraph serve`). Every route
-except /healthz and the playground page needs an `X-API-Key`; the key decides the user, and a
+except /healthz and /login needs an `X-API-Key` (or the signed-in browser's cookie); the key decides the user, and a
 user only ever sees their own conversations, plans and artifacts.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -22,6 +22,7 @@ from fastapi.responses import FileResponse, JSONResponse
 from graphs.context import Context
 from graphs.main import build_graph
 from graphs.services import ServiceHub
+from plangraph.access_log import AccessLog
 from plangraph.auth import RateLimiter, load_api_keys
 from plangraph.checkpoint import open_checkpointer
 from plangraph.http_guard import Guard, json_error
@@ -32,6 +33,8 @@ from plangraph.runner import (
     ServiceUnavailableError,
     UserFacingError,
 )
+from plangraph.web import LoginRedirect, add_web
+from plangraph.wire import public
 from tools.contracts import artifacts_of
 from tools.plans.store import PlanStore
 
@@ -53,8 +56,10 @@ ENDPOINTS: list[EndpointName] = [
     "input_schema",
     "output_schema",
     "config_schema",
-    "playground",
 ]
+# Not served: LangServe's playground. Its input form cannot build plangraph's input (a message is a
+# free-form dict, an answer is `resume`), so its Start button could only fail; people use the chat
+# page at / (plangraph.web) instead.
 _STATUS = {ConversationNotFoundError: 404, ConversationStateError: 409, ServiceUnavailableError: 503}
 
 
@@ -102,8 +107,9 @@ def create_app(
             open_checkpointer(data_path, checkpoint_url) as saver,
             ThreadPoolExecutor(turn_workers, thread_name_prefix="plangraph-turn") as pool,
         ):
+            hub = ServiceHub()
             opened["backend"] = Backend(
-                build_graph(checkpointer=saver, services=ServiceHub()), str(data_path), pool
+                build_graph(checkpointer=saver, services=hub), str(data_path), pool, hub
             )
             yield
             opened.clear()
@@ -111,7 +117,8 @@ def create_app(
     app = FastAPI(title="plangraph", lifespan=lifespan, docs_url=None, redoc_url=None)
     runnable = ConversationRunnable(lambda: opened["backend"])
     _add_langserve(app, runnable)
-    _add_rest(app, data_path)
+    _add_rest(app, data_path, lambda: opened["backend"])
+    add_web(app, data_path, lambda: opened["backend"])
     _add_error_handlers(app)
     app.add_middleware(
         Guard,
@@ -125,8 +132,10 @@ def create_app(
         max_bytes=max_request_bytes
         if max_request_bytes is not None
         else _env_int("PLANGRAPH_MAX_REQUEST_BYTES", DEFAULT_MAX_REQUEST_BYTES),
-        public=("/healthz", "/plangraph/playground"),
+        public=("/healthz",),
     )
+    app.add_middleware(LoginRedirect)
+    app.add_middleware(AccessLog)
     return app
 
 
@@ -157,7 +166,7 @@ def _add_langserve(app: FastAPI, runnable: ConversationRunnable) -> None:
     )
 
 
-def _add_rest(app: FastAPI, data_path: Path) -> None:
+def _add_rest(app: FastAPI, data_path: Path, backend: Callable[[], Backend]) -> None:
     store = PlanStore(data_path / "plans.sqlite")
 
     @app.get("/healthz")
@@ -171,22 +180,23 @@ def _add_rest(app: FastAPI, data_path: Path) -> None:
         record = await asyncio.to_thread(store.get, plan_id, user_id=request.state.user_id)
         if record is None:
             raise HTTPException(404, f"No plan {plan_id} for your user.")
-        return record
+        return public(record, data_path, record["conversationId"])
 
     @app.get("/pending")
     async def pending(request: Request) -> dict[str, Any]:
         """Your plans that wait for an answer (resume them with {"resume": ...})."""
         plans = await asyncio.to_thread(store.list, user_id=request.state.user_id, status="interrupted")
-        return {"plans": plans}
+        return {"plans": [public(p, data_path, p["conversationId"]) for p in plans]}
 
     @app.get("/artifacts/{conversation_id}/{name}")
     async def artifact(conversation_id: str, name: str, request: Request) -> FileResponse:
         """A file (report, chart) that one of your plans in the conversation produced."""
-        records = await asyncio.to_thread(
-            store.list, user_id=request.state.user_id, conversation_id=conversation_id
-        )
-        for record in records:
-            for path in artifacts_of(record["plan"]):
+        user = request.state.user_id
+        records = await asyncio.to_thread(store.list, user_id=user, conversation_id=conversation_id)
+        # A step's files exist before its plan is saved again (the page shows them as they come).
+        running = await asyncio.to_thread(backend().runner(user, conversation_id).current_plan)
+        for plan in [*([running] if running else []), *(r["plan"] for r in records)]:
+            for path in artifacts_of(plan):
                 if Path(path).name == name and Path(path).is_file():
                     return FileResponse(path)
         raise HTTPException(404, f"No file {name} in your conversation {conversation_id}.")

@@ -18,7 +18,7 @@ from plangraph.auth import RateLimiter
 
 __all__ = ["KEY_COOKIE", "LOGIN_PATH", "Guard", "json_error"]
 
-# A browser cannot add X-API-Key to the playground's own requests: /login takes the key once and
+# A browser cannot add X-API-Key to the chat page's own requests: /login takes the key once and
 # keeps it in an HttpOnly, SameSite=Strict cookie (other sites' pages cannot send it).
 KEY_COOKIE = "plangraph_key"
 LOGIN_PATH = "/login"
@@ -107,10 +107,10 @@ class Guard:
         await self._pass(scope, receive, send)
 
     async def _login(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """GET: the sign-in form; POST key=…: the key cookie and a redirect to the playground."""
+        """GET: the sign-in form; POST key=…: the key cookie and a redirect to the chat page."""
         response: Response
         if scope["method"] != "POST":
-            response = HTMLResponse(_LOGIN_PAGE.format(message="输入 API key 以使用 playground。"))
+            response = HTMLResponse(_LOGIN_PAGE.format(message="输入 API key 登录 plangraph。"))
         elif not self.keys:
             response = json_error(400, "No API keys are configured; the server accepts every caller.")
         else:
@@ -122,7 +122,7 @@ class Guard:
                     429, "Too many sign-in attempts; retry later.", {"Retry-After": str(int(wait))}
                 )
             elif key and self._user(key) is not None:
-                response = RedirectResponse("/plangraph/playground/", status_code=303)
+                response = RedirectResponse("/", status_code=303)  # the chat page
                 response.set_cookie(
                     KEY_COOKIE, quote(key, safe=""), max_age=8 * 3600, httponly=True, samesite="strict"
                 )

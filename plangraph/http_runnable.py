@@ -29,9 +29,11 @@ from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import TypedDict
 
 from graphs.context import Context
+from graphs.services import ServiceHub
 from graphs.state import InputState, OutputState, State
 from plangraph.auth import thread_id_for
-from plangraph.runner import ConversationStateError, PlanRunner, RunOutcome, UserFacingError
+from plangraph.runner import HTTP_ADVICE, ConversationStateError, PlanRunner, RunOutcome, UserFacingError
+from plangraph.wire import public
 
 __all__ = ["ConversationRunnable", "HttpInput", "HttpOutput", "Backend", "artifact_url"]
 
@@ -77,13 +79,15 @@ class Backend:
     graph: CompiledStateGraph[State, Context, InputState, OutputState]
     data_dir: str
     pool: ThreadPoolExecutor
+    services: ServiceHub = field(default_factory=ServiceHub)  # the hub the graph was built with
     _busy: dict[str, list] = field(default_factory=dict)
     _guard: threading.Lock = field(default_factory=threading.Lock)
 
     def runner(self, user_id: str, conversation_id: str) -> PlanRunner:
         """A runner on the user's own thread for the conversation (other users cannot reach it)."""
         context = Context(user_id=user_id, conversation_id=conversation_id, data_dir=self.data_dir)
-        return PlanRunner(self.graph, context, thread_id=thread_id_for(user_id, conversation_id))
+        thread = thread_id_for(user_id, conversation_id)
+        return PlanRunner(self.graph, context, thread_id=thread, services=self.services, advice=HTTP_ADVICE)
 
     def in_pool(self, func: Callable[..., Any], *args: Any) -> asyncio.Future:
         """Run `func(*args)` on the turn pool."""
@@ -176,14 +180,16 @@ class ConversationRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         self, input: dict[str, Any], config: RunnableConfig, on_chunk: Callable[[dict], None] | None
     ) -> dict[str, Any]:
         runner = self._runner(input, config)
+        data_dir = self._backend().data_dir
+        sent = on_chunk and (lambda c: on_chunk(public(c, data_dir, runner.context.conversation_id)))
         # A fresh context: the graph must not report into the caller's callbacks (stream_events
         # would then carry LangGraph internals such as Send, which LangServe cannot serialise).
         with self._backend().exclusive(str(runner.config["configurable"]["thread_id"])):
             if "resume" in input:
-                outcome = contextvars.Context().run(runner.resume, input["resume"], on_chunk)
+                outcome = contextvars.Context().run(runner.resume, input["resume"], sent)
             else:
-                outcome = contextvars.Context().run(runner.run, _request_text(input["messages"]), on_chunk)
-        return _output(runner, outcome)
+                outcome = contextvars.Context().run(runner.run, _request_text(input["messages"]), sent)
+        return public(_output(runner, outcome), data_dir, runner.context.conversation_id)
 
     def invoke(
         self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any

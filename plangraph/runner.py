@@ -5,14 +5,20 @@ outcome = runner.run("帮我生成一份光伏经济测算报告")
 if outcome.interrupt:
 outcome = runner.resume("地点是杭州余杭区，工商业，装机容量500kW")
 print(outcome.summary, outcome.artifacts)
+
+Async (`arun` / `aresume` need an async checkpointer; `aopen` brings AsyncSqliteSaver):
+
+async with PlanRunner.aopen(user_id="alice", conversation_id="c1") as runner:
+outcome = await runner.arun("帮我生成一份光伏经济测算报告")
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import sqlite3
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +52,9 @@ _SERVICE_ERRORS: tuple[type[Exception], ...] = (
 )
 
 __all__ = [
+    "CLI_ADVICE",
+    "HTTP_ADVICE",
+    "Advice",
     "ConversationNotFoundError",
     "ConversationStateError",
     "PlanRunner",
@@ -65,6 +74,30 @@ class RunOutcome:
     artifacts: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Advice:
+    """How a user carries on after an error, in the words of what they use (CLI or HTTP API)."""
+
+    new_conversation: str
+    finish_cut_off: str
+    resume_later: str  # {conv}: the conversation id
+    model_settings: str
+
+
+CLI_ADVICE = Advice(
+    new_conversation="或用 plangraph run 开始新的会话",
+    finish_cut_off="不带回答运行 plangraph resume 可继续被中断的执行",
+    resume_later="运行 plangraph resume --conversation {conv} 继续",
+    model_settings="请检查 OPENAI_API_KEY、OPENAI_BASE_URL 和 PLANGRAPH_MODEL",
+)
+HTTP_ADVICE = Advice(
+    new_conversation="或不带会话 ID 发送新请求，开始新的会话",
+    finish_cut_off='在同一会话上发送 {"resume": null} 可继续被中断的执行',
+    resume_later='在会话 {conv} 上发送 {{"resume": null}} 继续',
+    model_settings="请服务管理员检查模型服务的配置",
+)
+
+OnChunk = Callable[[dict], None] | Callable[[dict], Awaitable[None]]
 OWNER_KEY = "plangraph_user"
 MAX_PARALLEL_STEPS = 16
 _INT64 = range(-(2**63), 2**63)
@@ -102,14 +135,17 @@ class PlanRunner:
         context: Context,
         thread_id: str | None = None,
         services: ServiceHub | None = None,
+        advice: Advice = CLI_ADVICE,
     ) -> None:
         """`thread_id` defaults to the conversation id (the HTTP server namespaces it per user).
 
         `services` is the hub the graph was built with (to read results it stored by reference).
+        `advice` words the "what to do next" of error messages (the HTTP server passes HTTP_ADVICE).
         """
         self.graph = graph
         self.context = context
         self.services = services or ServiceHub()
+        self.advice = advice
         # The owner goes into every checkpoint's metadata: another user id on the same
         # conversation id is told the conversation does not exist (the CLI's thread id is the
         # conversation id alone; the HTTP server also namespaces thread ids per user).
@@ -140,6 +176,27 @@ class PlanRunner:
             hub = ServiceHub()
             yield cls(build_graph(checkpointer=saver, services=hub), context, services=hub)
 
+    @classmethod
+    @asynccontextmanager
+    async def aopen(
+        cls, *, user_id: str | None = None, conversation_id: str, data_dir: str | None = None
+    ) -> AsyncIterator[PlanRunner]:
+        """A runner for `arun` / `aresume` on AsyncSqliteSaver in the data dir (the file `open` uses).
+
+        For Postgres, compile `build_graph(checkpointer=<your AsyncPostgresSaver>)` and pass it to
+        `PlanRunner(graph, Context(...))`.
+        """
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        context = Context(conversation_id=conversation_id)
+        if user_id:
+            context.user_id = user_id
+        if data_dir:
+            context.data_dir = data_dir
+        async with AsyncSqliteSaver.from_conn_string(str(context.data_path / "checkpoints.sqlite")) as saver:
+            hub = ServiceHub()
+            yield cls(build_graph(checkpointer=saver, services=hub), context, services=hub)
+
     def run(self, request: str, on_chunk: Callable[[dict], None] | None = None) -> RunOutcome:
         """Plan and run `request`; stops at the first question or at the end."""
         return self._stream(self.run_input(request), on_chunk)
@@ -148,9 +205,25 @@ class PlanRunner:
         """Answer the waiting question (or, with no question waiting, finish a run that was cut off)."""
         return self._stream(self.resume_input(answer), on_chunk)
 
+    async def arun(self, request: str, on_chunk: OnChunk | None = None) -> RunOutcome:
+        """Async twin of `run`; the graph needs an async checkpointer (AsyncSqliteSaver, AsyncPostgresSaver).
+
+        `on_chunk` may be a plain function or a coroutine function.
+        """
+        state = await self.graph.aget_state(self.config)
+        return await self._astream(self._run_input(state, request), on_chunk)
+
+    async def aresume(self, answer: Any = None, on_chunk: OnChunk | None = None) -> RunOutcome:
+        """Async twin of `resume`."""
+        state = await self.graph.aget_state(self.config)
+        return await self._astream(self._resume_input(state, answer), on_chunk)
+
     def run_input(self, request: str) -> dict[str, Any]:
         """The graph input for `request`; raises UserFacingError when it is empty or too long."""
-        if not self._owns(self.graph.get_state(self.config)):
+        return self._run_input(self.graph.get_state(self.config), request)
+
+    def _run_input(self, state: StateSnapshot, request: str) -> dict[str, Any]:
+        if not self._owns(state):
             raise UserFacingError(
                 f"会话 ID {self.context.conversation_id} 已被其他用户使用：请换一个会话 ID 开始新的会话。"
             )
@@ -164,11 +237,13 @@ class PlanRunner:
 
     def resume_input(self, answer: Any = None) -> Any:
         """The graph input that resumes the conversation; raises when `answer` does not fit its state."""
-        state = self.graph.get_state(self.config)
+        return self._resume_input(self.graph.get_state(self.config), answer)
+
+    def _resume_input(self, state: StateSnapshot, answer: Any) -> Any:
         conv = self.context.conversation_id
         if (not state.values and not state.next) or not self._owns(state):
             raise ConversationNotFoundError(
-                f"找不到会话 {conv}：请检查会话 ID，或用 plangraph run 开始新的会话。"
+                f"找不到会话 {conv}：请检查会话 ID，{self.advice.new_conversation}。"
             )
         if state.interrupts:
             if answer is None or (isinstance(answer, str) and not answer.strip()):
@@ -179,10 +254,15 @@ class PlanRunner:
         if state.next or state.tasks:  # tasks: a step finished but the run died before the next checkpoint
             if answer is not None:
                 raise ConversationStateError(
-                    f"会话 {conv} 没有等待回答的问题；不带回答运行 plangraph resume 可继续被中断的执行。"
+                    f"会话 {conv} 没有等待回答的问题；{self.advice.finish_cut_off}。"
                 )
             return None
         raise ConversationStateError(f"会话 {conv} 没有等待回答的问题，计划已经结束。")
+
+    def snapshot(self) -> StateSnapshot | None:
+        """The conversation's saved state (None when another user owns the conversation id)."""
+        state = self.graph.get_state(self.config)
+        return state if self._owns(state) else None
 
     def current_plan(self) -> dict[str, Any] | None:
         """The conversation's newest plan (None before the first request, or another user's)."""
@@ -236,8 +316,11 @@ class PlanRunner:
             fh.write(data)
         return f"{output}\n"
 
+    def _resume_later(self) -> str:
+        return self.advice.resume_later.format(conv=self.context.conversation_id)
+
     def _stream(self, graph_input: Any, on_chunk: Callable[[dict], None] | None) -> RunOutcome:
-        try:
+        with self._service_errors():
             # durability="sync": each step's checkpoint is saved before the next step starts, so a
             # killed process never re-runs a step whose result the user has already seen.
             for mode, chunk in self.graph.stream(
@@ -249,23 +332,45 @@ class PlanRunner:
             ):
                 if mode == "custom" and on_chunk is not None:
                     on_chunk(chunk)  # type: ignore[arg-type]
+        return self._outcome(self.graph.get_state(self.config))
+
+    async def _astream(self, graph_input: Any, on_chunk: OnChunk | None) -> RunOutcome:
+        with self._service_errors():
+            async for mode, chunk in self.graph.astream(
+                graph_input,
+                self.config,
+                context=self.context,
+                stream_mode=["custom", "updates"],
+                durability="sync",
+            ):
+                if mode == "custom" and on_chunk is not None:
+                    shown = on_chunk(chunk)  # type: ignore[arg-type]
+                    if inspect.isawaitable(shown):
+                        await shown
+        return self._outcome(await self.graph.aget_state(self.config))
+
+    @contextmanager
+    def _service_errors(self) -> Iterator[None]:
+        """Turn a failed service into a UserFacingError that says how to continue; state is kept."""
+        try:
+            yield
         except _SERVICE_ERRORS as error:
             # The model endpoint, a database or the vector server hiccuped: say which, keep state.
             raise ServiceUnavailableError(
                 f"{_service_name(error)}暂时不可用（{type(error).__name__}: {str(error)[:120]}）。进度已保存，"
-                f"服务恢复后运行 plangraph resume --conversation {self.context.conversation_id} 继续。",
+                f"服务恢复后{self._resume_later()}。",
                 exit_code=1,
             ) from None
         except VectorStoreError as error:
             raise UserFacingError(str(error), exit_code=1) from None
         except openai.APIStatusError as error:  # 4xx: retrying the same request cannot help
             raise UserFacingError(
-                f"模型服务拒绝了请求（HTTP {error.status_code}）：请检查 OPENAI_API_KEY、OPENAI_BASE_URL 和 "
-                f"PLANGRAPH_MODEL。进度已保存，修正后运行 plangraph resume --conversation "
-                f"{self.context.conversation_id} 继续。",
+                f"模型服务拒绝了请求（HTTP {error.status_code}）：{self.advice.model_settings}。进度已保存，"
+                f"修正后{self._resume_later()}。",
                 exit_code=1,
             ) from None
-        state = self.graph.get_state(self.config)
+
+    def _outcome(self, state: StateSnapshot) -> RunOutcome:
         plan = state.values.get("plan")
         if state.interrupts:
             return RunOutcome(interrupt=dict(state.interrupts[0].value), plan=plan)

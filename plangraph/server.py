@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import logging
 import socket
 import sys
 from typing import TYPE_CHECKING, Any
 
+from plangraph.access_log import ACCESS_LOGGER
 from plangraph.errors import UserFacingError
 
 if TYPE_CHECKING:
@@ -54,7 +56,7 @@ def run_serve(args: argparse.Namespace) -> int:
             f"--insecure-no-auth 只能用于本机地址（127.0.0.1 / ::1），不能用于 {args.host}。"
         )
     try:
-        app = create_app(insecure_no_auth=args.insecure_no_auth)
+        app = create_app(data_dir=getattr(args, "data_dir", None), insecure_no_auth=args.insecure_no_auth)
     except ValueError as error:
         raise UserFacingError(f"无法启动服务：{error}") from None
     import uvicorn
@@ -72,6 +74,7 @@ def run_serve(args: argparse.Namespace) -> int:
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     print(f"plangraph serve: listening on http://{shown}:{port}", file=sys.stderr, flush=True)
+    logging.getLogger(ACCESS_LOGGER).setLevel(logging.INFO)  # one line per request, on stderr
     server = uvicorn.Server(uvicorn.Config(app, log_level="info", access_log=False))
     server.run(sockets=[sock])
     return 0

@@ -41,6 +41,7 @@ from tools.plans.store import PlanStore
 
 __all__ = [
     "HOOK_ENV",
+    "open_store",
     "HookFailedError",
     "Reminder",
     "WaitingPlan",
@@ -292,15 +293,20 @@ def configure_remind(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="a JSON array of outcomes instead of text")
 
 
-def _store() -> PlanStore | None:
+def _store(data_dir: str | None = None) -> PlanStore | None:
     """The plan store of the data dir (as the runner resolves it), or None when there is none yet."""
-    path = Path(Context().data_dir).expanduser().resolve()
+    path = Path(data_dir or Context().data_dir).expanduser().resolve()
     return PlanStore(path / "plans.sqlite") if (path / "plans.sqlite").is_file() else None
+
+
+def open_store(data_dir: str | None = None) -> PlanStore | None:
+    """The plan store of `data_dir` (default: PLANGRAPH_DATA_DIR), or None before the first run."""
+    return _store(data_dir)
 
 
 def run_pending(args: argparse.Namespace) -> int:
     """List waiting plans, newest first."""
-    store = _store()
+    store = _store(getattr(args, "data_dir", None))
     now = time.time()
     plans = waiting_plans(store, user_id=args.user, now=now) if store else []
     if args.json:
@@ -328,7 +334,7 @@ def run_remind(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         raise UserFacingError("--timeout 必须大于 0 秒。")
     hook = load_hook(args.hook or os.environ.get(HOOK_ENV, ""), args.timeout)
-    store = _store()
+    store = _store(getattr(args, "data_dir", None))
     if store is None:
         outcomes: list[Reminder] = []
     else:

@@ -166,7 +166,7 @@ def test_app_without_keys_refuses_unless_insecure(http_env, tmp_path):
         create_app(data_dir=tmp_path, api_keys={"k": "bad user/name"})
 
 
-def test_a_browser_signs_in_once_and_the_playground_calls_carry_the_key_cookie(live):
+def test_a_browser_signs_in_once_and_the_page_calls_carry_the_key_cookie(live):
     import httpx
 
     with httpx.Client(base_url=live.url, timeout=60) as browser:
@@ -176,10 +176,10 @@ def test_a_browser_signs_in_once_and_the_playground_calls_carry_the_key_cookie(l
         assert wrong.status_code == 401 and "不正确" in wrong.text and not browser.cookies
         assert browser.get("/pending").status_code == 401
         signed_in = browser.post("/login", data={"key": KEY_ALICE})
-        assert signed_in.status_code == 303 and signed_in.headers["location"] == "/plangraph/playground/"
+        assert signed_in.status_code == 303 and signed_in.headers["location"] == "/"
         cookie = signed_in.headers["set-cookie"].lower()
         assert "httponly" in cookie and "samesite=strict" in cookie
-        assert browser.get("/plangraph/playground/").status_code == 200
+        assert browser.get("/").status_code == 200  # the chat page
         out = browser.post(
             "/plangraph/invoke", json={"input": human(S1)}, headers={"X-Conversation-Id": "browser-1"}
         )

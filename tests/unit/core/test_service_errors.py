@@ -66,3 +66,22 @@ def test_a_model_endpoint_rejecting_the_request_names_the_status_and_the_setting
     assert message.startswith(f"模型服务拒绝了请求（HTTP {status}）")
     assert "OPENAI_API_KEY" in message and "plangraph resume --conversation rej" in message
     assert failure.value.exit_code == 1
+
+
+def test_over_http_the_same_failures_advise_the_api_not_the_command_line(data_dir, monkeypatch):
+    from plangraph.runner import HTTP_ADVICE
+
+    request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+    rejected = openai.APIStatusError("rejected", response=httpx.Response(401, request=request), body=None)
+    with PlanRunner.open(user_id="u", conversation_id="web") as cli_runner:
+        runner = PlanRunner(cli_runner.graph, cli_runner.context, advice=HTTP_ADVICE)
+        messages = []
+        for error in (ConnectionError("Could not connect to a Chroma server"), rejected):
+            monkeypatch.setattr(runner.graph, "stream", _failing(error))
+            with pytest.raises(UserFacingError) as failure:
+                runner.run("帮我生成一份光伏经济测算报告")
+            messages.append(str(failure.value))
+    for message in messages:
+        assert "plangraph" not in message and "--conversation" not in message
+        assert '在会话 web 上发送 {"resume": null} 继续' in message
+    assert "OPENAI_API_KEY" not in messages[1] and "服务管理员" in messages[1]
