@@ -6,23 +6,26 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 from langchain_core.messages import BaseMessage, messages_from_dict
 
-from memory._state import NamespaceState
+from memory._state import NamespaceState, Unit
 from memory._store import Store
 from memory.disclosure import WindowRef, assemble_window
-from memory.focus import focus
+from memory.metadata import block_text
 from memory.offload import OffloadStore
+from memory.recall import unit_lexical
 from memory.scoring import Candidate, rank, vector_weight
 from memory.text import search_terms
 from memory.tiers import longterm_namespace
-from memory.tokens import count_messages_tokens, count_tokens
+from memory.tokens import count_messages_tokens
 from memory.types import Block, BlockHit, MemorySettings, UnknownDataIdError
 from memory.vectors import VectorIndex
+from memory.when import time_span
 
 __all__ = ["ReadingMixin"]
 
-_RANK_COLUMNS = ("ns", "block_id", "seq", "kind", "tags", "last_at", "extra")
+_RANK_COLUMNS = ("ns", "block_id", "seq", "kind", "tags", "last_at", "vec", "extra")
 _HIT_COLUMNS = ("ns", "block_id", "seq", "kind", "todo_id", "block_type", "keywords", "core_semantic",
                 "create_time", "data_ids", "message_ids", "text", "tags", "extra")  # fmt: skip
 _META_KEYS = ("block_id", "todo_id", "block_type", "keywords", "core_semantic", "create_time", "data_ids")
@@ -39,11 +42,14 @@ class ReadingMixin:
     _owner: Callable[[str], tuple[str | None, str | None]]
 
     def search(self, namespace: str, query: str, k: int = 8, todo_id: str | None = None) -> list[BlockHit]:
-        """Best blocks for `query` in `namespace` (and the user's long-term facts), at most 8.
+        """The `k` best messages for `query` in `namespace` (and the user's long-term facts), best first.
 
-        With `todo_id`, only that todo's blocks of this namespace are searched.
+        Each hit is one message with its block id (`metadata` has the block's metadata and all its
+        message ids). With `todo_id`, only that todo's blocks of this namespace are searched.
         """
-        k = max(0, min(k, self.settings.top_k))
+        if k <= 0 or not query.strip():
+            return []
+        settings = self.settings
         user_id, _ = self._owner(namespace)
         scopes = (
             [namespace]
@@ -51,31 +57,107 @@ class ReadingMixin:
             else [namespace, longterm_namespace(user_id)]
         )
         terms = search_terms(query)
-        cands: dict[tuple[str, str], Candidate] = {}
+        lexical: dict[tuple[str, Unit], float] = {}
+        block_bm25: dict[tuple[str, str], float] = {}
+        unit_at: dict[tuple[str, Unit], float] = {}
+        units_of: dict[tuple[str, str], list[Unit]] = {}
         reference = 0.0
         for ns in scopes:
             state = self._state(ns)
             with state.lock:
-                for bid, score in state.block_scores(terms, todo_id, self.settings.candidates).items():
+                for bid, score in state.block_scores(terms, todo_id, settings.candidates).items():
                     # Okapi idf is negative for terms in most documents of a tiny corpus; a match
                     # must still count as evidence, so clamp to a small positive value.
-                    cands[(ns, str(bid))] = Candidate(ns, str(bid), bm25=max(score, 1e-3))
+                    block_bm25[(ns, bid)] = max(score, 1e-3)
+                for unit, score in unit_lexical(state, terms, settings, todo_id, ns == namespace).items():
+                    lexical[(ns, unit)] = score
                 reference = max(reference, state.newest_at)
-        if vector_weight(query, self.settings) > 0 and query.strip():
-            vec = self._vectors.embeddings.embed_query(query)
-            for ns, bid, cos in self._vectors.query(vec, scopes, self.settings.candidates, todo_id):
-                cands.setdefault((ns, bid), Candidate(ns, bid)).cosine = cos
-        light = self._rows(list(cands), _RANK_COLUMNS)
-        for key, cand in list(cands.items()):
+        cosines: dict[tuple[str, str], float] = {}
+        vec = None
+        if vector_weight(query, settings) > 0:
+            vec = np.asarray(self._vectors.embeddings.embed_query(query), dtype=np.float32)
+            for ns, bid, cos in self._vectors.query(vec.tolist(), scopes, settings.candidates, todo_id):
+                cosines[(ns, bid)] = cos
+        blocks = {(ns, u[0]) for ns, u in lexical} | set(block_bm25) | set(cosines)
+        light = self._rows(list(blocks), _RANK_COLUMNS)
+        for ns in scopes:
+            state = self._state(ns)
+            with state.lock:
+                for key in blocks:
+                    if key[0] == ns:
+                        units = state.units_of.get(key[1], [])
+                        units_of[key] = units
+                        unit_at.update({(ns, u): state.unit_at.get(u, 0.0) for u in units})
+        span = time_span(query, reference)
+        lex_best = max(lexical.values(), default=0.0) or 1.0
+        block_best = max(block_bm25.values(), default=0.0) or 1.0
+        beta = settings.block_weight
+        cands: list[Candidate] = []
+        for key in blocks:
             row = light.get(key)
             if row is None or row["extra"].get("source_ns") == namespace:
-                del cands[key]  # vanished meanwhile, or a long-term copy of a block already here
-                continue
-            cand.last_at, cand.seq, cand.tags = row["last_at"], row["seq"], row["tags"]
-        ranked = [c for c in rank(list(cands.values()), query, reference, self.settings) if c.relevance > 0]
-        top = ranked[:k]
-        rows = self._rows([(c.namespace, c.block_id) for c in top], _HIT_COLUMNS)
-        return [self._hit(rows[(c.namespace, c.block_id)], c, terms) for c in top]
+                continue  # vanished meanwhile, or a long-term copy of a block already here
+            cos = cosines.get(key, 0.0)
+            if vec is not None and row["vec"] is not None:
+                bvec = np.frombuffer(row["vec"], dtype=np.float32)
+                if len(bvec) == len(vec):
+                    cos = float(bvec @ vec / ((np.linalg.norm(bvec) * np.linalg.norm(vec)) or 1.0))
+            from_block = beta * block_bm25.get(key, 0.0) / block_best
+            for unit in units_of.get(key, []):
+                lex = lexical.get((key[0], unit), 0.0)
+                if not lex and key not in cosines:
+                    continue  # neither this message nor a vector-near block matched
+                at = unit_at.get((key[0], unit)) or row["last_at"]
+                inside = span is not None and span[0] <= at < span[1]
+                cands.append(Candidate(
+                    key[0], key[1], unit=unit[1], bm25=(1 - beta) * lex / lex_best + from_block,
+                    cosine=cos, last_at=row["last_at"], seq=row["seq"], tags=row["tags"],
+                    factor=1.0 + settings.time_boost if inside else 1.0,
+                ))  # fmt: skip
+        ranked = [c for c in rank(cands, query, reference, settings) if c.relevance > 0]
+        return self._hits(ranked[:k])
+
+    def _hits(self, top: list[Candidate]) -> list[BlockHit]:
+        rows = self._rows(list({(c.namespace, c.block_id) for c in top}), _HIT_COLUMNS)
+        wanted: dict[str, set[int]] = {}
+        for c in top:
+            row = rows[(c.namespace, c.block_id)]
+            if c.unit >= 0:
+                source = row["extra"].get("source_ns") or c.namespace
+                wanted.setdefault(source, set()).add(int(row["extra"]["seqs"][c.unit]))
+        found = {(ns, seq): m for ns, seqs in wanted.items() for seq, m in self._by_seq(ns, sorted(seqs))}
+        hits = []
+        for c in top:
+            row = rows[(c.namespace, c.block_id)]
+            if c.unit >= 0:
+                source = row["extra"].get("source_ns") or c.namespace
+                msgs = [found[(source, int(row["extra"]["seqs"][c.unit]))]]
+            else:
+                msgs = self.block_messages(row["ns"], row["block_id"])
+            tier = "long_term" if row["kind"] == "fact" else "short_term"
+            metadata = {k: row[k] for k in _META_KEYS}
+            metadata.update(
+                namespace=row["ns"], tier=tier, tags=row["tags"], relevance=round(c.relevance, 6),
+                bm25=round(c.bm25, 6), cosine=round(c.cosine, 6), source_namespace=row["extra"].get("source_ns"),
+                block_message_ids=list(row["message_ids"]),
+            )  # fmt: skip
+            text = block_text(msgs)
+            hits.append(
+                BlockHit(row["block_id"], [str(m.id) for m in msgs], text, round(c.score, 9), metadata)
+            )
+        return hits
+
+    def _by_seq(self, namespace: str, seqs: list[int]) -> list[tuple[int, BaseMessage]]:
+        out: list[tuple[int, BaseMessage]] = []
+        for start in range(0, len(seqs), 500):
+            chunk = seqs[start : start + 500]
+            rows = self._store.query(
+                f"SELECT seq, data FROM messages WHERE ns=? AND seq IN ({','.join('?' * len(chunk))})",
+                (namespace, *chunk),
+            )
+            msgs = messages_from_dict([json.loads(r[1]) for r in rows])
+            out += [(int(r[0]), m) for r, m in zip(rows, msgs, strict=True)]
+        return out
 
     def _rows(
         self, keys: list[tuple[str, str]], columns: tuple[str, ...]
@@ -92,21 +174,6 @@ class ReadingMixin:
                 )
                 out.update({(r["ns"], r["block_id"]): r for r in rows})
         return out
-
-    def _hit(self, row: dict[str, Any], cand: Candidate, terms: list[str]) -> BlockHit:
-        text, ids = row["text"], list(row["message_ids"])
-        if row["kind"] == "block" and count_tokens(text) > self.settings.hit_tokens:
-            msgs = self.block_messages(row["ns"], row["block_id"])
-            text, kept = focus(msgs, terms, self._state(row["ns"]).bm25.idf, self.settings)
-            ids = [str(m.id) for m in kept]
-        tier = "long_term" if row["kind"] == "fact" else "short_term"
-        metadata = {k: row[k] for k in _META_KEYS}
-        metadata.update(
-            namespace=row["ns"], tier=tier, tags=row["tags"], relevance=round(cand.relevance, 6),
-            bm25=round(cand.bm25, 6), cosine=round(cand.cosine, 6),
-            source_namespace=row["extra"].get("source_ns"), block_message_ids=list(row["message_ids"]),
-        )  # fmt: skip
-        return BlockHit(row["block_id"], ids, text, round(cand.score, 9), metadata)
 
     def list_blocks(self, namespace: str, todo_id: str | None = None) -> list[dict[str, Any]]:
         """Metadata of the namespace's blocks, oldest first (DESIGN.md fields only)."""

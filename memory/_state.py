@@ -1,4 +1,9 @@
-"""Per-namespace in-memory state: sequence counters, pending messages, the newest block, BM25."""
+"""Per-namespace in-memory state: sequence counters, pending messages, the newest block, BM25.
+
+Two BM25 indexes: one document per closure (a block scores as its best closure) and one document
+per message (a *unit*, keyed `(block_id, i)` for the i-th message of the block), so search can
+return the messages that answer a question instead of whole blocks (`memory.recall`).
+"""
 
 from __future__ import annotations
 
@@ -13,7 +18,18 @@ from memory._store import Store
 from memory.bm25 import IncrementalBM25
 from memory.chunker import Entry, Tail
 
-__all__ = ["NamespaceState", "decode_vec", "encode_vec", "load_state", "piece_terms", "row_entry"]
+__all__ = [
+    "NamespaceState",
+    "Unit",
+    "block_terms",
+    "decode_vec",
+    "encode_vec",
+    "load_state",
+    "piece_terms",
+    "row_entry",
+]
+
+Unit = tuple[str, int]  # (block_id, index of the message in the block); -1 = the whole block
 
 
 def encode_vec(vec: list[float] | None) -> bytes | None:
@@ -50,22 +66,46 @@ class NamespaceState:
     todo_of: dict[str, str] = field(default_factory=dict)
     bm25: IncrementalBM25 = field(default_factory=IncrementalBM25)
     pieces_of: dict[str, int] = field(default_factory=dict)
+    units: IncrementalBM25 = field(default_factory=IncrementalBM25)
+    units_of: dict[str, list[Unit]] = field(default_factory=dict)
+    unit_seq: dict[Unit, int] = field(default_factory=dict)  # message seq (source namespace for facts)
+    unit_at: dict[Unit, float] = field(default_factory=dict)  # created_at of the message
+    seq_unit: dict[int, Unit] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
 
-    def index(self, block_id: str, piece_terms: list[list[str]]) -> None:
-        """(Re)index a block in BM25 as one document per closure, keyed `(block_id, i)`.
+    def index(self, block_id: str, stored: list | dict) -> None:
+        """(Re)index a block: one BM25 document per closure and one per message (`block_terms`).
 
-        A block scores as its best closure: a long block is not diluted by its other turns.
+        A block scores as its best closure: a long block is not diluted by its other turns. Older
+        stores kept no per-message terms; their blocks become one unit `(block_id, -1)`.
         """
         self.unindex(block_id)
-        for i, terms in enumerate(piece_terms):
+        pieces = piece_terms(stored)
+        for i, terms in enumerate(pieces):
             self.bm25.add((block_id, i), terms)
-        self.pieces_of[block_id] = len(piece_terms)
+        self.pieces_of[block_id] = len(pieces)
+        if isinstance(stored, dict):
+            units: list[Unit] = [(block_id, i) for i in range(len(stored["messages"]))]
+            for unit, terms, seq, at in zip(
+                units, stored["messages"], stored["seqs"], stored["at"], strict=True
+            ):
+                self.units.add(unit, terms)
+                self.unit_seq[unit], self.unit_at[unit], self.seq_unit[seq] = seq, at, unit
+        else:
+            units = [(block_id, -1)]
+            self.units.add(units[0], [t for p in pieces for t in p])
+        self.units_of[block_id] = units
 
     def unindex(self, block_id: str) -> None:
-        """Drop a block's closures from BM25."""
+        """Drop a block's closures and messages from BM25."""
         for i in range(self.pieces_of.pop(block_id, 0)):
             self.bm25.remove((block_id, i))
+        for unit in self.units_of.pop(block_id, []):
+            self.units.remove(unit)
+            seq = self.unit_seq.pop(unit, None)
+            self.unit_at.pop(unit, None)
+            if seq is not None and self.seq_unit.get(seq) == unit:
+                del self.seq_unit[seq]
 
     def block_scores(self, terms: list[str], todo_id: str | None = None, limit: int = 8) -> dict[str, float]:
         """BM25 score of the `limit` best matching blocks, best first: each scores as its best closure."""
@@ -81,8 +121,32 @@ class NamespaceState:
         return {str(block_id): score for block_id, score in best.items()}
 
 
-def piece_terms(stored: list) -> list[list[str]]:
-    """Per-closure terms of a stored block (older stores kept one flat list per block)."""
+def block_terms(entries: list[Entry]) -> dict:
+    """What a block row stores for search: per-message terms, seqs, times and closure sizes.
+
+    A message's terms include its speaker name (`message.name`), so "what did Alice say" finds
+    Alice's turns. Closure documents are the concatenation of their messages' terms.
+    """
+    from memory.chunker import closures
+    from memory.metadata import search_text
+    from memory.text import search_terms
+
+    return {
+        "seqs": [e.seq for e in entries],
+        "at": [e.created_at for e in entries],
+        "messages": [search_terms(f"{e.message.name or ''}\n{search_text([e.message])}") for e in entries],
+        "closures": [len(p) for p in closures(entries)],
+    }
+
+
+def piece_terms(stored: list | dict) -> list[list[str]]:
+    """Per-closure terms of a stored block (older stores kept one list per closure or per block)."""
+    if isinstance(stored, dict):
+        out, start = [], 0
+        for size in stored["closures"]:
+            out.append([t for m in stored["messages"][start : start + size] for t in m])
+            start += size
+        return out
     return [stored] if stored and isinstance(stored[0], str) else stored
 
 
@@ -106,7 +170,7 @@ def load_state(store: Store, namespace: str) -> NamespaceState:
     )
     for block_id, todo_id, seq, terms, last_at in rows:
         state.todo_of[block_id] = todo_id
-        state.index(block_id, piece_terms(json.loads(terms)))
+        state.index(block_id, json.loads(terms))
         state.next_block = max(state.next_block, int(seq) + 1)
         state.newest_at = max(state.newest_at, float(last_at))
     last = store.blocks("ns=? AND kind='block'", (namespace,), order="seq DESC LIMIT 1")

@@ -18,11 +18,10 @@ from langchain_core.messages import BaseMessage, ToolMessage, message_to_dict
 
 from memory import metadata as meta
 from memory._read import ReadingMixin
-from memory._state import NamespaceState, decode_vec, encode_vec, load_state
+from memory._state import NamespaceState, block_terms, decode_vec, encode_vec, load_state
 from memory._store import Store
-from memory.chunker import Entry, Tail, closures, should_merge, split_pieces
+from memory.chunker import Entry, Tail, should_merge, split_pieces
 from memory.offload import OffloadStore, preview
-from memory.text import search_terms
 from memory.tiers import (
     LONGTERM_PREFIX,
     importance,
@@ -269,7 +268,7 @@ class BlockMemory(ReadingMixin):
             "keywords": meta.keywords(plain, state.bm25.idf, refs), "core_semantic": gist,
             "create_time": meta.create_time(entries[0].created_at), "data_ids": refs,
             "message_ids": [str(m.id) for m in msgs], "text": text,
-            "terms": [search_terms(meta.search_text([e.message for e in p])) for p in closures(entries)],
+            "terms": block_terms(entries),
             "tags": sorted({t for e in entries for t in e.tags}), "created_at": entries[0].created_at,
             "last_at": entries[-1].created_at, "vec": vec,
             "extra": {"pieces": pieces, "importance": importance(entries), "seqs": [e.seq for e in entries]},

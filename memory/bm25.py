@@ -166,6 +166,23 @@ class IncrementalBM25:
         slots = np.flatnonzero(hit)
         return slots, acc[slots]
 
+    def dense(
+        self, query: Iterable[str], n: int, keys: Collection[Hashable] | None = None
+    ) -> tuple[np.ndarray, list[int]]:
+        """(score of every slot, the `n` best matching slots best first), for neighbour lookups."""
+        slots, values = self._scored(query, keys)
+        acc = np.zeros(len(self._keys))
+        acc[slots] = values
+        return acc, slots[_best_first(values, n)].tolist()
+
+    def slot_of(self, key: Hashable) -> int | None:
+        """The slot of a document (an index into `dense`'s array), None when absent."""
+        return self._slot.get(key)
+
+    def key_of(self, slot: int) -> Hashable | None:
+        """The document key of a slot (None once removed)."""
+        return self._keys[slot]
+
     def scores(self, query: Iterable[str], keys: Collection[Hashable] | None = None) -> dict[Hashable, float]:
         """BM25 score of every document containing a query term (optionally only those in `keys`)."""
         slots, values = self._scored(query, keys)

@@ -9,9 +9,11 @@
 * decay = floor + (1 − floor)·exp(−λ·Δt), Δt measured back from the namespace's newest message,
   so an old block keeps at least `decay_floor` of its relevance — an old fact that is the only
   real match still outranks a fresh block that merely shares a common word;
-* boost = 2.0 for `critical`, 1.5 for `summary_anchor` (the larger applies).
+* boost = 2.0 for `critical`, 1.5 for `summary_anchor` (the larger applies), times `factor`
+  (1 + `time_boost` for a message inside the time span the question names, `memory.when`).
 
-Ties break on newer block first, then block id, so equal scores always rank the same way.
+A candidate is a message of a block (`unit` = its index; -1 = the whole block). Ties break on
+newer block first, then block id, then message order, so equal scores always rank the same way.
 """
 
 from __future__ import annotations
@@ -29,15 +31,17 @@ _RRF_K = 60.0
 
 @dataclass
 class Candidate:
-    """A block found by BM25 and/or vectors, with what scoring needs."""
+    """A message (or block) found by BM25 and/or vectors, with what scoring needs."""
 
     namespace: str
     block_id: str
+    unit: int = -1
     bm25: float = 0.0
     cosine: float = 0.0
     last_at: float = 0.0
     seq: int = 0
     tags: list[str] = field(default_factory=list)
+    factor: float = 1.0
     relevance: float = 0.0
     score: float = 0.0
 
@@ -90,5 +94,6 @@ def rank(
     """Score candidates in place and return them best first (deterministic order)."""
     _relevance(cands, vector_weight(query, settings), settings.fusion)
     for c in cands:
-        c.score = c.relevance * decay(reference_at - c.last_at, settings) * _boost(c.tags, settings)
-    return sorted(cands, key=lambda c: (-round(c.score, 12), -c.last_at, c.namespace, c.block_id))
+        boost = _boost(c.tags, settings) * c.factor
+        c.score = c.relevance * decay(reference_at - c.last_at, settings) * boost
+    return sorted(cands, key=lambda c: (-round(c.score, 12), -c.last_at, c.namespace, c.block_id, c.unit))

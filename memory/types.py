@@ -23,7 +23,8 @@ class MemorySettings:
     Chunking: a block holds `min_block_messages`..`max_block_messages` messages (a closure is never
     split, so a long tool closure may exceed the maximum); `gap_minutes` of silence always cuts;
     adjacent pieces merge when their embedding cosine ≥ `merge_threshold`.
-    Search: see docs/memory.md ("How relevance and recency combine").
+    Search: see docs/memory.md ("How relevance and recency combine"). `search(k)` returns k hits;
+    `top_k` caps what is disclosed into a prompt (the `search_block` tool), not the search API.
     Short-term summaries: runs of `summary_min_blocks`..`summary_max_blocks` consecutive ordinary
     (untagged, unimportant) blocks older than `summary_after_days` (0 = never) are merged into one
     summary line; the newest `summary_lines` of them outline older history in the disclosed window.
@@ -36,8 +37,12 @@ class MemorySettings:
     offload_tokens: int = 2000
     preview_tokens: int = 160
     top_k: int = 8
-    hit_tokens: int = 120
     candidates: int = 64
+    unit_candidates: int = 256
+    window_weight: float = 0.5
+    window_weight2: float = 0.25
+    block_weight: float = 0.3
+    time_boost: float = 1.0
     fusion: str = "weighted"
     vector_weight: float = 0.7
     multilingual_embeddings: bool = False
@@ -93,7 +98,11 @@ class Block:
 
 @dataclass(frozen=True)
 class BlockHit:
-    """One search result: a block (or long-term fact) with its fused, decayed, boosted score."""
+    """One search result: messages of a block (or long-term fact) with their fused, decayed, boosted score.
+
+    `message_ids` are exactly the messages `text` quotes (one `role: content` line each);
+    `block_id` and `metadata["block_message_ids"]` give the block around them.
+    """
 
     block_id: str
     message_ids: list[str]

@@ -29,7 +29,7 @@ def make_memory_tools(memory: BlockMemory, namespace: str, todo_id: str | None =
         `query`: keywords or a question, Chinese or English; `todo_id`: limit to one sub-task.
         Returns at most 8 blocks, best first, each with its messages and data ids.
         """
-        hits = memory.search(namespace, query, todo_id=todo_id)
+        hits = memory.search(namespace, query, memory.settings.top_k, todo_id)
         if not hits:
             return (
                 f"没有找到与「{query}」相关的历史记忆块。可以换个关键词，或先调用 list_blocks 查看有哪些块。"

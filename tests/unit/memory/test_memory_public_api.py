@@ -73,5 +73,6 @@ def test_defaults_need_no_arguments_beyond_embeddings(tmp_path, monkeypatch):
     memory = BlockMemory(embeddings=DeterministicFakeEmbedding(size=8))  # path=None: a temp dir
     assert memory.root.parent == tmp_path and (memory.root / "memory.sqlite3").exists()
     memory.add_messages("a_u_c", [HumanMessage("hello"), AIMessage("hi")])
-    assert [h.block_id for h in memory.search("a_u_c", "hello")] == ["b_main_001"]
+    hits = memory.search("a_u_c", "hello")
+    assert {h.block_id for h in hits} == {"b_main_001"} and hits[0].text == "user: hello"
     memory.close()

@@ -48,7 +48,8 @@ def test_reopen_restores_messages_blocks_and_chunking_state(tmp_path):
         "还有补贴吗",
         "有，0.03 元/度",
     ]
-    assert [h.block_id for h in again.search("a_u_c", "补贴")] == ["b_main_001"]
+    hits = again.search("a_u_c", "补贴")
+    assert {h.block_id for h in hits} == {"b_main_001"} and hits[0].text == "user: 还有补贴吗"
     assert len(again.block_messages("a_u_c", "b_main_001")) == 4
 
 
