@@ -56,11 +56,22 @@ class ReadingMixin:
             if user_id is None or todo_id is not None
             else [namespace, longterm_namespace(user_id)]
         )
-        terms = search_terms(query)
+        lowered = query.lower()
+        named: set[str] = set()
+        for ns in scopes:
+            state = self._state(ns)
+            with state.lock:
+                named.update(n for n in state.speakers if n in lowered)
+        stripped = lowered
+        if not settings.speaker_terms:  # a speaker's name boosts their turns instead (below)
+            for name in sorted(named, key=len, reverse=True):
+                stripped = stripped.replace(name, " ")
+        terms = search_terms(stripped)
         lexical: dict[tuple[str, Unit], float] = {}
         block_bm25: dict[tuple[str, str], float] = {}
         unit_at: dict[tuple[str, Unit], float] = {}
         units_of: dict[tuple[str, str], list[Unit]] = {}
+        speaker: dict[tuple[str, Unit], str] = {}
         reference = 0.0
         for ns in scopes:
             state = self._state(ns)
@@ -72,13 +83,25 @@ class ReadingMixin:
                 for unit, score in unit_lexical(state, terms, settings, todo_id, ns == namespace).items():
                     lexical[(ns, unit)] = score
                 reference = max(reference, state.newest_at)
+        span = time_span(query, reference)
+        in_span: set[tuple[str, Unit]] = set()
+        if span is not None:  # messages of the named time are candidates even without a shared word
+            for ns in scopes:
+                state = self._state(ns)
+                with state.lock:
+                    in_span.update((ns, u) for u, at in state.unit_at.items() if span[0] <= at < span[1])
         cosines: dict[tuple[str, str], float] = {}
         vec = None
         if vector_weight(query, settings) > 0:
             vec = np.asarray(self._vectors.embeddings.embed_query(query), dtype=np.float32)
             for ns, bid, cos in self._vectors.query(vec.tolist(), scopes, settings.candidates, todo_id):
                 cosines[(ns, bid)] = cos
-        blocks = {(ns, u[0]) for ns, u in lexical} | set(block_bm25) | set(cosines)
+        blocks = (
+            {(ns, u[0]) for ns, u in lexical}
+            | {(ns, u[0]) for ns, u in in_span}
+            | set(block_bm25)
+            | set(cosines)
+        )
         light = self._rows(list(blocks), _RANK_COLUMNS)
         for ns in scopes:
             state = self._state(ns)
@@ -88,7 +111,7 @@ class ReadingMixin:
                         units = state.units_of.get(key[1], [])
                         units_of[key] = units
                         unit_at.update({(ns, u): state.unit_at.get(u, 0.0) for u in units})
-        span = time_span(query, reference)
+                        speaker.update({(ns, u): state.unit_name[u] for u in units if u in state.unit_name})
         lex_best = max(lexical.values(), default=0.0) or 1.0
         block_best = max(block_bm25.values(), default=0.0) or 1.0
         beta = settings.block_weight
@@ -105,14 +128,15 @@ class ReadingMixin:
             from_block = beta * block_bm25.get(key, 0.0) / block_best
             for unit in units_of.get(key, []):
                 lex = lexical.get((key[0], unit), 0.0)
-                if not lex and key not in cosines:
+                if not lex and key not in cosines and (key[0], unit) not in in_span:
                     continue  # neither this message nor a vector-near block matched
                 at = unit_at.get((key[0], unit)) or row["last_at"]
                 inside = span is not None and span[0] <= at < span[1]
                 cands.append(Candidate(
                     key[0], key[1], unit=unit[1], bm25=(1 - beta) * lex / lex_best + from_block,
                     cosine=cos, last_at=row["last_at"], seq=row["seq"], tags=row["tags"],
-                    factor=1.0 + settings.time_boost if inside else 1.0,
+                    factor=(1.0 + settings.time_boost if inside else 1.0)
+                    * (1.0 + settings.speaker_boost if speaker.get((key[0], unit)) in named else 1.0),
                 ))  # fmt: skip
         ranked = [c for c in rank(cands, query, reference, settings) if c.relevance > 0]
         return self._hits(ranked[:k])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import threading
 from array import array
+from collections import Counter
 from dataclasses import dataclass, field
 
 from langchain_core.messages import messages_from_dict
@@ -71,6 +72,8 @@ class NamespaceState:
     unit_seq: dict[Unit, int] = field(default_factory=dict)  # message seq (source namespace for facts)
     unit_at: dict[Unit, float] = field(default_factory=dict)  # created_at of the message
     seq_unit: dict[int, Unit] = field(default_factory=dict)
+    unit_name: dict[Unit, str] = field(default_factory=dict)  # speaker name, lower case
+    speakers: Counter[str] = field(default_factory=Counter)  # speaker name -> messages
     lock: threading.RLock = field(default_factory=threading.RLock)
 
     def index(self, block_id: str, stored: list | dict) -> None:
@@ -104,6 +107,11 @@ class NamespaceState:
             self.units.remove(unit)
             seq = self.unit_seq.pop(unit, None)
             self.unit_at.pop(unit, None)
+            name = self.unit_name.pop(unit, None)
+            if name is not None:
+                self.speakers[name] -= 1
+                if not self.speakers[name]:
+                    del self.speakers[name]
             if seq is not None and self.seq_unit.get(seq) == unit:
                 del self.seq_unit[seq]
 
@@ -124,8 +132,9 @@ class NamespaceState:
 def block_terms(entries: list[Entry]) -> dict:
     """What a block row stores for search: per-message terms, seqs, times and closure sizes.
 
-    A message's terms include its speaker name (`message.name`), so "what did Alice say" finds
-    Alice's turns. Closure documents are the concatenation of their messages' terms.
+    Speaker names (`message.name`) are kept apart from the terms: a name is in half the turns of a
+    two-person chat, so as a BM25 term it favours short turns; search boosts a named speaker's
+    turns instead. Closure documents are the concatenation of their messages' terms.
     """
     from memory.chunker import closures
     from memory.metadata import search_text
@@ -134,7 +143,8 @@ def block_terms(entries: list[Entry]) -> dict:
     return {
         "seqs": [e.seq for e in entries],
         "at": [e.created_at for e in entries],
-        "messages": [search_terms(f"{e.message.name or ''}\n{search_text([e.message])}") for e in entries],
+        "messages": [search_terms(search_text([e.message])) for e in entries],
+        "names": [e.message.name or "" for e in entries],
         "closures": [len(p) for p in closures(entries)],
     }
 

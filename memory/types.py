@@ -43,6 +43,8 @@ class MemorySettings:
     window_weight2: float = 0.25
     block_weight: float = 0.3
     time_boost: float = 1.0
+    speaker_boost: float = 0.2
+    speaker_terms: bool = False
     fusion: str = "weighted"
     vector_weight: float = 0.7
     multilingual_embeddings: bool = False

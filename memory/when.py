@@ -41,7 +41,7 @@ _ZH_UNIT = {
 }
 _MONTH_WORD = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _EN_MONTH = re.compile(
-    rf"\b(?:in|during|on|of|since|by)?\s*({_MONTH_WORD})\b\.?(?:\s+(\d{{1,2}})(?:st|nd|rd|th)?)?(?:,?\s+(\d{{4}}))?",
+    rf"\b(?:in|during|on|of|since|by)?\s*({_MONTH_WORD})\b\.?(?:\s+(\d{{1,2}})(?:st|nd|rd|th)?(?!\d))?(?:,?\s+(\d{{4}}))?",
     re.I,
 )
 _EN_AGO = re.compile(r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|couple|few|several)"

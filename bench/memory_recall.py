@@ -1,0 +1,212 @@
+"""Recall at equal tokens on generated long conversations: plangraph vs plain BM25 baselines.
+
+    PYTHONPATH=. .venv/bin/python bench/memory_recall.py --split test --count 6
+    PYTHONPATH=. .venv/bin/python bench/memory_recall.py --split dev --count 6 \
+        --variant default --variant window_weight=0 --variant block_weight=0,time_boost=0
+
+Data: `bench/memory_convgen.py` (≈ 17–19k tokens per conversation, ≈ 33 questions whose evidence
+is 1–3 turns: single-event, multi-hop, multi-session and temporal). Every conversation is ingested
+through the public API (`BlockMemory(path)`, `add_messages(ns, messages)` per session, messages
+with ids and `created_at`) with the packaged MiniLM; `search(ns, question, k)` → hits.
+
+Method (as in issue 15): for each question, BM25 over turns (one message = one turn) ranks the
+messages; its cost at k = 5, 10, 20 (tokens of the top-k turns' `role: content` lines) is the
+budget. Each method's results are taken in rank order while their text fits that budget (the
+first that does not fit ends the packing); recall = share of the evidence messages inside,
+averaged over questions. BM25 over 5-turn windows ranks every window of 5 consecutive turns
+(stride 1; a window costs only its turns not already taken). BM25 tokens are
+`memory.text.search_terms` (jieba words + CJK bigrams, English words without stop words).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import datetime
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.messages import BaseMessage
+from rank_bm25 import BM25Okapi
+
+from bench.memory_convgen import Conversation, conversations
+from memory import BlockMemory
+from memory.metadata import message_line
+from memory.text import search_terms
+from memory.tokens import count_tokens
+
+KS = (5, 10, 20)
+
+
+class QueryCache(Embeddings):
+    """The packaged embedder, with query vectors cached across variants (documents pass through)."""
+
+    def __init__(self, inner: Embeddings) -> None:
+        self.inner = inner
+        self.cache: dict[str, list[float]] = {}
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed documents (not cached)."""
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed a query once."""
+        if text not in self.cache:
+            self.cache[text] = self.inner.embed_query(text)
+        return self.cache[text]
+
+
+def pack(items: Iterable[tuple[list[str], str]], budget: int) -> set[str]:
+    """Ids of the items taken in order while their text fits `budget` tokens."""
+    used, ids = 0, set()
+    for item_ids, text in items:
+        new = [i for i in item_ids if i not in ids]
+        if not new:
+            continue
+        cost = count_tokens(text)
+        if used + cost > budget:
+            break
+        used += cost
+        ids.update(new)
+    return ids
+
+
+def sessions(messages: list[BaseMessage]) -> list[list[BaseMessage]]:
+    """Messages grouped by calendar day of `created_at` (one session per day here)."""
+    out: list[list[BaseMessage]] = []
+    for m in messages:
+        day = datetime.fromisoformat(m.additional_kwargs["created_at"]).date()
+        if out and datetime.fromisoformat(out[-1][-1].additional_kwargs["created_at"]).date() == day:
+            out[-1].append(m)
+        else:
+            out.append([m])
+    return out
+
+
+def parse_variant(text: str) -> dict[str, float | int | str | bool]:
+    """`default` or `name=value,name=value` (MemorySettings fields)."""
+    if text == "default":
+        return {}
+    out: dict[str, float | int | str | bool] = {}
+    for part in text.split(","):
+        name, _, raw = part.partition("=")
+        value: float | int | str | bool = raw
+        for cast in (int, float):
+            try:
+                value = cast(raw)
+                break
+            except ValueError:
+                pass
+        if raw in ("True", "False"):
+            value = raw == "True"
+        out[name.strip()] = value
+    return out
+
+
+def run(conv: Conversation, emb: Embeddings, variants: list[str], hits_k: int) -> dict:
+    """Recall per method and k for one conversation, plus ingestion and search times."""
+    path = tempfile.mkdtemp(prefix="bench-recall-")
+    ns = f"chat_{conv.lang}{conv.seed}"
+    mem = BlockMemory(path, emb)
+    t0 = time.perf_counter()
+    for session in sessions(conv.messages):
+        mem.add_messages(ns, session)
+    mem.flush(ns)
+    ingest = time.perf_counter() - t0
+    lines = {str(m.id): message_line(m) for m in conv.messages}
+    ids = [str(m.id) for m in conv.messages]
+    turns = BM25Okapi([search_terms(str(m.name) + " " + str(m.content)) for m in conv.messages])
+    win_ids = [ids[i : i + 5] for i in range(len(ids) - 4)]
+    windows = BM25Okapi([[t for i in w for t in search_terms(lines[i])] for w in win_ids])
+    mems = {v: BlockMemory(path, emb, **parse_variant(v)) for v in variants}
+    out: dict = defaultdict(lambda: defaultdict(list))
+    latency: list[float] = []
+    for q in conv.questions:
+        terms = search_terms(q.text)
+        scores = turns.get_scores(terms)
+        order = sorted(range(len(ids)), key=lambda i: (-scores[i], i))
+        budgets = {k: sum(count_tokens(lines[ids[i]]) for i in order[:k]) for k in KS}
+        by_turn = [([ids[i]], lines[ids[i]]) for i in order[:200]]
+        wscores = windows.get_scores(terms)
+        worder = sorted(range(len(win_ids)), key=lambda i: (-wscores[i], i))[:100]
+        by_window = [(win_ids[i], "\n".join(lines[j] for j in win_ids[i])) for i in worder]
+        ranked: dict[str, list[tuple[list[str], str]]] = {"BM25 over turns": by_turn, "BM25 over 5-turn windows": []}
+        for v, m in mems.items():
+            t1 = time.perf_counter()
+            hits = m.search(ns, q.text, hits_k)
+            latency.append(time.perf_counter() - t1)
+            ranked[f"plangraph {v}"] = [(h.message_ids, h.text) for h in hits]
+        for k, budget in budgets.items():
+            for name, items in ranked.items():
+                if name == "BM25 over 5-turn windows":
+                    # a window costs only its turns not already taken
+                    got: set[str] = set()
+                    used = 0
+                    for w_ids, _ in by_window:
+                        new = [i for i in w_ids if i not in got]
+                        cost = count_tokens("\n".join(lines[i] for i in new)) if new else 0
+                        if used + cost > budget:
+                            break
+                        used += cost
+                        got.update(new)
+                else:
+                    got = pack(items, budget)
+                recall = sum(e in got for e in q.evidence) / len(q.evidence)
+                out[(name, k)][q.kind].append(recall)
+            out[("budget", k)]["all"].append(budget)
+    for m in mems.values():
+        m.close()
+    mem.close()
+    return {"recall": out, "ingest": (len(conv.messages), ingest), "latency": latency}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--split", choices=["dev", "test"], default="dev")
+    ap.add_argument("--count", type=int, default=6, help="conversations per language")
+    ap.add_argument("--langs", default="en,zh")
+    ap.add_argument("--variant", action="append", help="'default' or MemorySettings overrides a=1,b=2")
+    ap.add_argument("--hits", type=int, default=60, help="k asked of search (packing stops at the budget)")
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args()
+    import torch
+
+    torch.set_num_threads(args.threads)
+    from memory.embeddings import default_embeddings
+
+    emb = QueryCache(default_embeddings())
+    variants = args.variant or ["default"]
+    for lang in args.langs.split(","):
+        total: dict = defaultdict(lambda: defaultdict(list))
+        msgs = secs = 0.0
+        lat: list[float] = []
+        convs = conversations(lang, args.split, args.count)
+        for conv in convs:
+            res = run(conv, emb, variants, args.hits)
+            for key, by_kind in res["recall"].items():
+                for kind, values in by_kind.items():
+                    total[key][kind] += values
+            msgs += res["ingest"][0]
+            secs += res["ingest"][1]
+            lat += res["latency"]
+        nq = sum(len(c.questions) for c in convs)
+        budgets = " / ".join(f"{statistics.mean(total[('budget', k)]['all']):.0f}" for k in KS)
+        print(f"\n{lang} {args.split}: {len(convs)} conversations, {nq} questions, budgets {budgets} tokens "
+              f"(k = {', '.join(map(str, KS))}); ingest {msgs / secs:.0f} msg/s; "
+              f"search p50 {statistics.median(lat) * 1000:.1f} ms")  # fmt: skip
+        kinds = sorted({kind for (name, _), d in total.items() if name != "budget" for kind in d})
+        print(f"| method | {' | '.join(f'k={k}' for k in KS)} | {' | '.join(f'{x} @k=10' for x in kinds)} |")
+        print("|---|" + "---:|" * (len(KS) + len(kinds)))
+        names = list(dict.fromkeys(name for name, _ in total if name != "budget"))
+        for name in names:
+            cells = [statistics.mean([v for vs in total[(name, k)].values() for v in vs]) for k in KS]
+            per = [statistics.mean(total[(name, 10)][x]) if total[(name, 10)][x] else float("nan") for x in kinds]
+            print(f"| {name} | {' | '.join(f'{c:.3f}' for c in cells)} | {' | '.join(f'{c:.3f}' for c in per)} |",
+                  flush=True)  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
