@@ -89,11 +89,15 @@ class NamespaceState:
         self.pieces_of[block_id] = len(pieces)
         if isinstance(stored, dict):
             units: list[Unit] = [(block_id, i) for i in range(len(stored["messages"]))]
-            for unit, terms, seq, at in zip(
-                units, stored["messages"], stored["seqs"], stored["at"], strict=True
+            names = stored.get("names") or [""] * len(units)
+            for unit, terms, seq, at, name in zip(
+                units, stored["messages"], stored["seqs"], stored["at"], names, strict=True
             ):
                 self.units.add(unit, terms)
                 self.unit_seq[unit], self.unit_at[unit], self.seq_unit[seq] = seq, at, unit
+                if name:
+                    self.unit_name[unit] = name.lower()
+                    self.speakers[name.lower()] += 1
         else:
             units = [(block_id, -1)]
             self.units.add(units[0], [t for p in pieces for t in p])

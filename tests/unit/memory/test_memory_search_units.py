@@ -1,0 +1,137 @@
+"""Search returns the k best messages: k honoured, message ids exact, windows, time and speakers."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from langchain_core.messages import AIMessage, HumanMessage
+
+from memory import BlockMemory
+from memory.metadata import message_line
+from memory.when import time_span
+from tools.memory_tools import make_memory_tools
+
+START = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
+
+
+def _at(minutes: float) -> dict:
+    return {"created_at": (START + timedelta(minutes=minutes)).isoformat()}
+
+
+def _chat(n: int) -> list:
+    """n Q&A pairs, every one mentioning 'inverter' with a unique marker word."""
+    out = []
+    for i in range(n):
+        out.append(HumanMessage(f"inverter question marker{i}q", id=f"q{i}", additional_kwargs=_at(i)))
+        out.append(AIMessage(f"inverter answer marker{i}a", id=f"a{i}", additional_kwargs=_at(i + 0.5)))
+    return out
+
+
+def test_search_honours_k_beyond_the_disclosure_cap(memory):
+    memory.add_messages("ns", _chat(20))
+    memory.flush("ns")
+    assert len(memory.search("ns", "inverter", 25)) == 25
+    assert len(memory.search("ns", "inverter", 3)) == 3
+    assert len(memory.search("ns", "inverter", 40)) == 40  # every message matches
+    assert memory.search("ns", "inverter", 0) == []
+    [search_block, _, _] = make_memory_tools(memory, "ns")
+    shown = search_block.invoke({"query": "inverter"})
+    assert shown.count("[b_main_") == memory.settings.top_k == 8  # the tool keeps the prompt cap
+
+
+def test_hit_text_contains_exactly_its_messages(tmp_path):
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    memory = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0)  # hash vectors are noise
+    memory.add_messages("ns", _chat(12))
+    memory.flush("ns")
+    hits = memory.search("ns", "inverter marker3a", 30)
+    assert hits[0].message_ids == ["a3"]
+    everything = {str(m.id): m for m in memory.messages("ns")}
+    for hit in hits:
+        quoted = [everything[i] for i in hit.message_ids]
+        assert hit.text == "\n".join(message_line(m) for m in quoted)
+        others = [m for i, m in everything.items() if i not in hit.message_ids]
+        assert not any(str(m.content).split()[-1] in hit.text for m in others)
+        assert set(hit.message_ids) <= set(hit.metadata["block_message_ids"])
+        assert hit.block_id == hit.metadata["block_id"]
+    memory.close()
+
+
+def test_a_reply_without_the_question_words_is_found_through_its_neighbour(tmp_path):
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    memory = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0)
+    filler = [
+        HumanMessage(f"the weather is nice today {i}", id=f"f{i}", additional_kwargs=_at(i)) for i in range(20)
+    ]
+    memory.add_messages("ns", filler)
+    memory.add_messages(
+        "ns",
+        [
+            HumanMessage("Which loan rate did the bank offer for the plant?", id="ask", additional_kwargs=_at(30)),
+            AIMessage("They came back with 4.2 percent.", id="answer", additional_kwargs=_at(31)),
+        ],
+    )
+    memory.add_messages("ns", [HumanMessage(f"more small talk {i}", additional_kwargs=_at(40 + i)) for i in range(5)])
+    memory.flush("ns")
+    ids = [i for h in memory.search("ns", "what loan rate did the bank offer", 3) for i in h.message_ids]
+    assert "ask" in ids and "answer" in ids
+
+
+def test_a_named_month_brings_that_months_messages_first(tmp_path):
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    memory = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0)
+    msgs = []
+    for month in range(1, 7):
+        when = datetime(2024, month, 10, 12, tzinfo=UTC).isoformat()
+        msgs.append(HumanMessage(f"we went hiking near lake {month}", id=f"h{month}", additional_kwargs={"created_at": when}))
+        msgs.append(AIMessage("sounds fun", id=f"r{month}", additional_kwargs={"created_at": when}))
+    memory.add_messages("ns", msgs)
+    memory.flush("ns")
+    assert memory.search("ns", "where did we go hiking in March 2024?", 1)[0].message_ids == ["h3"]
+    assert memory.search("ns", "where did we go hiking last month?", 1)[0].message_ids == ["h5"]
+    without = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0, time_boost=0.0)
+    assert without.search("ns", "where did we go hiking in March 2024?", 1)[0].message_ids != ["h3"]
+    memory.close()
+    without.close()
+
+
+def test_a_named_speaker_is_preferred_and_their_name_is_not_a_search_word(tmp_path):
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    memory = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0)
+    msgs = [
+        HumanMessage("Hey Alice, how are you?", name="Bob", id="greet", additional_kwargs=_at(0)),
+        AIMessage("I bought a red bicycle yesterday.", name="Alice", id="alice_bike", additional_kwargs=_at(1)),
+        HumanMessage("I bought a blue bicycle too.", name="Bob", id="bob_bike", additional_kwargs=_at(2)),
+        AIMessage("Nice, we can ride together.", name="Alice", id="ride", additional_kwargs=_at(3)),
+    ] + [HumanMessage(f"small talk about the weather {i}", name="Bob", additional_kwargs=_at(9 + i)) for i in range(12)]
+    memory.add_messages("ns", msgs)
+    memory.flush("ns")
+    hits = memory.search("ns", "What bicycle did Alice buy?", 4)
+    assert hits[0].message_ids == ["alice_bike"]
+    assert hits[1].message_ids == ["bob_bike"]
+
+
+def test_time_spans_in_english_and_chinese():
+    ref = datetime(2024, 2, 5, 15, tzinfo=UTC).timestamp()
+
+    def days(query: str) -> tuple[str, str] | None:
+        span = time_span(query, ref)
+        if span is None:
+            return None
+        return tuple(datetime.fromtimestamp(x, UTC).date().isoformat() for x in span)  # type: ignore[return-value]
+
+    assert days("Where did Nora travel in May 2023?") == ("2023-05-01", "2023-06-01")
+    assert days("what happened on March 3?") == ("2023-03-03", "2023-03-04")  # latest March before now
+    assert days("What pet did she adopt last month?") == ("2024-01-01", "2024-02-01")
+    assert days("what did we discuss last week") == ("2024-01-29", "2024-02-05")
+    assert days("李雷去年六月去哪里旅行了？") == ("2023-06-01", "2023-07-01")
+    assert days("唐宁2023年7月买了什么？") == ("2023-07-01", "2023-08-01")
+    assert days("上个月聊了什么") == ("2024-01-01", "2024-02-01")
+    assert days("昨天说的电价") == ("2024-02-04", "2024-02-05")
+    assert days("I may go to the park") is None
+    assert days("组件效率是多少") is None
+    assert time_span("last week", 0.0) is None
