@@ -1,0 +1,223 @@
+"""`search`: the k best messages for a query, each with its block for context.
+
+Candidates are messages (units): the best by windowed BM25 (`memory.recall`), every message of
+the blocks nearest by vector, and the messages inside a time span the question names
+(`memory.when`). Each is scored by `memory.scoring.rank` with
+
+    bm25   = (1 − block_weight)·windowed BM25 / best + block_weight·its block's best closure / best
+    cosine = its block's vector against the query's
+    factor = (1 + time_boost if inside the named span) × (1 + speaker_boost if its speaker is named)
+
+The query embedding and the vector query run in a second thread while BM25 scores, so a search
+costs about max(embedding, lexical work) plus ranking.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from langchain_core.messages import BaseMessage, messages_from_dict
+
+from memory._state import NamespaceState, Unit
+from memory._store import Store
+from memory.metadata import block_text
+from memory.recall import unit_lexical
+from memory.scoring import Candidate, rank, vector_weight
+from memory.text import search_terms
+from memory.tiers import longterm_namespace
+from memory.types import BlockHit, MemorySettings
+from memory.vectors import VectorIndex
+from memory.when import time_span
+
+__all__ = ["SearchMixin"]
+
+_HIT_COLUMNS = ("ns", "block_id", "seq", "kind", "todo_id", "block_type", "keywords", "core_semantic",
+                "create_time", "data_ids", "message_ids", "tags", "extra")  # fmt: skip
+_META_KEYS = ("block_id", "todo_id", "block_type", "keywords", "core_semantic", "create_time", "data_ids")
+Key = tuple[str, str]  # (namespace, block_id)
+
+
+class _Vectors(threading.Thread):
+    """Embed the query and ask the vector index, beside the lexical work."""
+
+    def __init__(self, vectors: VectorIndex, query: str, scopes: list[str], n: int, todo_id: str | None):
+        super().__init__(daemon=True)
+        self.args_ = (vectors, query, scopes, n, todo_id)
+        self.vec: np.ndarray | None = None
+        self.cosines: dict[Key, float] = {}
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        vectors, query, scopes, n, todo_id = self.args_
+        try:
+            self.vec = np.asarray(vectors.embeddings.embed_query(query), dtype=np.float32)
+            for ns, bid, cos in vectors.query(self.vec.tolist(), scopes, n, todo_id):
+                self.cosines[(ns, bid)] = cos
+        except BaseException as err:  # re-raised in the caller's thread by `result`
+            self.error = err
+
+    def result(self) -> tuple[np.ndarray | None, dict[Key, float]]:
+        self.join()
+        if self.error is not None:
+            raise self.error
+        return self.vec, self.cosines
+
+
+class SearchMixin:
+    """The search method of `BlockMemory`."""
+
+    settings: MemorySettings
+    _store: Store
+    _vectors: VectorIndex
+    _state: Callable[[str], NamespaceState]
+    _owner: Callable[[str], tuple[str | None, str | None]]
+    _rows: Callable[[list[Key], tuple[str, ...]], dict[Key, dict[str, Any]]]
+    block_messages: Callable[[str, str], list[BaseMessage]]
+
+    def search(self, namespace: str, query: str, k: int = 8, todo_id: str | None = None) -> list[BlockHit]:
+        """The `k` best messages for `query` in `namespace` (and the user's long-term facts), best first.
+
+        Each hit is one message with its block id (`metadata` has the block's metadata and all its
+        message ids). `k` is honoured; the cap of what a prompt shows is `settings.top_k`, applied
+        by the `search_block` tool. With `todo_id`, only that todo's blocks of this namespace count.
+        """
+        if k <= 0 or not query.strip():
+            return []
+        settings = self.settings
+        user_id, _ = self._owner(namespace)
+        scopes = (
+            [namespace]
+            if user_id is None or todo_id is not None
+            else [namespace, longterm_namespace(user_id)]
+        )
+        states = {ns: self._state(ns) for ns in scopes}
+        vectors = None
+        if vector_weight(query, settings) > 0:
+            vectors = _Vectors(self._vectors, query, scopes, settings.candidates, todo_id)
+            vectors.start()
+        lowered = query.lower()
+        named: set[str] = set()
+        for state in states.values():
+            with state.lock:
+                named.update(n for n in state.speakers if n in lowered)
+        stripped = lowered
+        if not settings.speaker_terms:  # a speaker's name boosts their turns instead (factor)
+            for name in sorted(named, key=len, reverse=True):
+                stripped = stripped.replace(name, " ")
+        terms = search_terms(stripped)
+        lexical: dict[tuple[str, Unit], float] = {}
+        block_bm25: dict[Key, float] = {}
+        reference = 0.0
+        for ns, state in states.items():
+            with state.lock:
+                for bid, score in state.block_scores(terms, todo_id, settings.candidates).items():
+                    block_bm25[(ns, bid)] = max(score, 1e-3)  # Okapi idf can be ≤ 0 in a tiny corpus
+                for unit, score in unit_lexical(state, terms, settings, todo_id, ns == namespace).items():
+                    lexical[(ns, unit)] = score
+                reference = max(reference, state.newest_at)
+        span = time_span(query, reference)
+        in_span: set[tuple[str, Unit]] = set()
+        if span is not None:  # messages of the named time are candidates even without a shared word
+            for ns, state in states.items():
+                with state.lock:
+                    in_span.update((ns, u) for u, at in state.unit_at.items() if span[0] <= at < span[1])
+        vec, cosines = vectors.result() if vectors is not None else (None, {})
+        blocks = {(ns, u[0]) for ns, u in lexical} | {(ns, u[0]) for ns, u in in_span}
+        blocks |= set(block_bm25) | set(cosines)
+        light = self._light_rows(blocks)
+        lex_best = max(lexical.values(), default=0.0) or 1.0
+        block_best = max(block_bm25.values(), default=0.0) or 1.0
+        beta = settings.block_weight
+        cands: list[Candidate] = []
+        for key, row in light.items():
+            if row["source_ns"] == namespace:
+                continue  # a long-term copy of a block already here
+            cos = cosines.get(key, 0.0)
+            if vec is not None and row["vec"] is not None:
+                bvec = np.frombuffer(row["vec"], dtype=np.float32)
+                if len(bvec) == len(vec):
+                    cos = float(bvec @ vec / ((np.linalg.norm(bvec) * np.linalg.norm(vec)) or 1.0))
+            from_block = beta * block_bm25.get(key, 0.0) / block_best
+            state = states[key[0]]
+            with state.lock:
+                units = [
+                    (u, state.unit_at.get(u), state.unit_name.get(u, "")) for u in state.units_of.get(key[1], [])
+                ]
+            for unit, at, who in units:
+                lex = lexical.get((key[0], unit), 0.0)
+                if not lex and key not in cosines and (key[0], unit) not in in_span:
+                    continue  # neither this message nor a vector-near block matched
+                when = at or row["last_at"]
+                inside = span is not None and span[0] <= when < span[1]
+                factor = (1.0 + settings.time_boost if inside else 1.0) * (
+                    1.0 + settings.speaker_boost if who in named else 1.0
+                )
+                cands.append(Candidate(
+                    key[0], key[1], unit=unit[1], bm25=(1 - beta) * lex / lex_best + from_block, cosine=cos,
+                    last_at=row["last_at"], seq=row["seq"], tags=row["tags"], factor=factor,
+                ))  # fmt: skip
+        ranked = [c for c in rank(cands, query, reference, settings) if c.relevance > 0]
+        return self._hits(ranked[:k])
+
+    def _light_rows(self, keys: set[Key]) -> dict[Key, dict[str, Any]]:
+        """What ranking needs of each block (the vector, recency, tags, a fact's source)."""
+        out: dict[Key, dict[str, Any]] = {}
+        by_ns: dict[str, list[str]] = {}
+        for ns, bid in keys:
+            by_ns.setdefault(ns, []).append(bid)
+        for ns, bids in by_ns.items():
+            for start in range(0, len(bids), 500):
+                chunk = bids[start : start + 500]
+                rows = self._store.query(
+                    "SELECT block_id, seq, tags, last_at, vec, json_extract(extra, '$.source_ns') FROM blocks"
+                    f" WHERE ns=? AND block_id IN ({','.join('?' * len(chunk))})",
+                    (ns, *chunk),
+                )
+                for bid, seq, tags, last_at, vec, source in rows:
+                    out[(ns, bid)] = {"seq": seq, "tags": json.loads(tags), "last_at": last_at, "vec": vec,
+                                      "source_ns": source}  # fmt: skip
+        return out
+
+    def _hits(self, top: list[Candidate]) -> list[BlockHit]:
+        rows = self._rows(list({(c.namespace, c.block_id) for c in top}), _HIT_COLUMNS)
+
+        def where(c: Candidate) -> tuple[str, int]:
+            row = rows[(c.namespace, c.block_id)]
+            return row["extra"].get("source_ns") or c.namespace, int(row["extra"]["seqs"][c.unit])
+
+        wanted: dict[str, list[int]] = {}
+        for c in top:
+            if c.unit >= 0:
+                ns, seq = where(c)
+                wanted.setdefault(ns, []).append(seq)
+        found = {(ns, seq): m for ns, seqs in wanted.items() for seq, m in self._by_seq(ns, seqs)}
+        hits = []
+        for c in top:
+            row = rows[(c.namespace, c.block_id)]
+            msgs = [found[where(c)]] if c.unit >= 0 else self.block_messages(row["ns"], row["block_id"])
+            metadata = {k: row[k] for k in _META_KEYS}
+            metadata.update(
+                namespace=row["ns"], tier="long_term" if row["kind"] == "fact" else "short_term",
+                tags=row["tags"], relevance=round(c.relevance, 6), bm25=round(c.bm25, 6),
+                cosine=round(c.cosine, 6), source_namespace=row["extra"].get("source_ns"),
+                block_message_ids=list(row["message_ids"]),
+            )  # fmt: skip
+            ids = [str(m.id) for m in msgs]
+            hits.append(BlockHit(row["block_id"], ids, block_text(msgs), round(c.score, 9), metadata))
+        return hits
+
+    def _by_seq(self, namespace: str, seqs: list[int]) -> list[tuple[int, BaseMessage]]:
+        out: list[tuple[int, BaseMessage]] = []
+        for start in range(0, len(seqs), 500):
+            chunk = seqs[start : start + 500]
+            rows = self._store.query(
+                f"SELECT seq, data FROM messages WHERE ns=? AND seq IN ({','.join('?' * len(chunk))})",
+                (namespace, *chunk),
+            )
+            msgs = messages_from_dict([json.loads(r[1]) for r in rows])
+            out += [(int(r[0]), m) for r, m in zip(rows, msgs, strict=True)]
+        return out
