@@ -25,7 +25,7 @@ from langchain_core.messages import BaseMessage, messages_from_dict
 from memory._state import NamespaceState, Unit
 from memory._store import Store
 from memory.metadata import block_text
-from memory.recall import unit_lexical
+from memory.recall import expansion_terms, unit_lexical
 from memory.scoring import Candidate, rank, vector_weight
 from memory.text import search_terms
 from memory.tiers import longterm_namespace
@@ -116,7 +116,16 @@ class SearchMixin:
             with state.lock:
                 for bid, score in state.block_scores(terms, todo_id, settings.candidates).items():
                     block_bm25[(ns, bid)] = max(score, 1e-3)  # Okapi idf can be ≤ 0 in a tiny corpus
-                for unit, score in unit_lexical(state, terms, settings, todo_id, ns == namespace).items():
+                found = unit_lexical(state, terms, settings, todo_id, ns == namespace)
+                if settings.expansion_weight > 0 and found:
+                    extra = expansion_terms(state, found, terms, settings)
+                    more = unit_lexical(state, extra, settings, todo_id, ns == namespace)
+                    best, best_more = max(found.values()), max(more.values(), default=0.0) or 1.0
+                    for unit, score in more.items():  # scaled so expansion adds at most its weight
+                        found[unit] = (
+                            found.get(unit, 0.0) + settings.expansion_weight * best * score / best_more
+                        )
+                for unit, score in found.items():
                     lexical[(ns, unit)] = score
                 reference = max(reference, state.newest_at)
         span = time_span(query, reference)
@@ -145,7 +154,8 @@ class SearchMixin:
             state = states[key[0]]
             with state.lock:
                 units = [
-                    (u, state.unit_at.get(u), state.unit_name.get(u, "")) for u in state.units_of.get(key[1], [])
+                    (u, state.unit_at.get(u), state.unit_name.get(u, ""))
+                    for u in state.units_of.get(key[1], [])
                 ]
             for unit, at, who in units:
                 lex = lexical.get((key[0], unit), 0.0)

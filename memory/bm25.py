@@ -179,6 +179,10 @@ class IncrementalBM25:
         """The slot of a document (an index into `dense`'s array), None when absent."""
         return self._slot.get(key)
 
+    def terms_of(self, key: Hashable) -> Counter[str]:
+        """The term counts of a document (empty when absent)."""
+        return self._doc_terms.get(key) or Counter()
+
     def key_of(self, slot: int) -> Hashable | None:
         """The document key of a slot (None once removed)."""
         return self._keys[slot]

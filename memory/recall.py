@@ -12,7 +12,7 @@ from __future__ import annotations
 from memory._state import NamespaceState, Unit
 from memory.types import MemorySettings
 
-__all__ = ["unit_lexical"]
+__all__ = ["expansion_terms", "unit_lexical"]
 
 
 def _neighbours(state: NamespaceState, unit: Unit, distance: int, cross_block: bool) -> list[Unit]:
@@ -75,3 +75,27 @@ def unit_lexical(
         if score > 0:
             out[unit] = score
     return out
+
+
+def expansion_terms(
+    state: NamespaceState, lexical: dict[Unit, float], terms: list[str], settings: MemorySettings
+) -> list[str]:
+    """Query expansion from the conversation itself (pseudo-relevance feedback).
+
+    The best `expansion_docs` messages and their neighbours say what the question is about in
+    the conversation's own words: a name, a model, a place. Their rarest terms (highest idf, not
+    already asked) are searched as a second query, which reaches turns that share no word with
+    the question but name the same thing ("Siamese" → the adoption turn → "Mochi" → the vet visit).
+    """
+    best = sorted(lexical, key=lambda u: (-lexical[u], u))[: settings.expansion_docs]
+    pool: set[Unit] = set(best)
+    for unit in best:
+        pool.update(_neighbours(state, unit, 1, True))
+    asked = set(terms)
+    weight: dict[str, float] = {}
+    for unit in pool:
+        for term in state.units.terms_of(unit):
+            if term not in asked and len(term) > 1:
+                weight[term] = weight.get(term, 0.0) + state.units.idf(term)
+    ranked = sorted(weight, key=lambda t: (-weight[t], t))
+    return ranked[: settings.expansion_terms]

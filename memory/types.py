@@ -45,6 +45,9 @@ class MemorySettings:
     time_boost: float = 1.0
     speaker_boost: float = 0.2
     speaker_terms: bool = False
+    expansion_weight: float = 0.0
+    expansion_docs: int = 3
+    expansion_terms: int = 6
     fusion: str = "weighted"
     vector_weight: float = 0.7
     multilingual_embeddings: bool = False
