@@ -67,6 +67,19 @@ class _Vectors(threading.Thread):
         return self.vec, self.cosines
 
 
+def _cosines(light: dict[Key, dict[str, Any]], vec: np.ndarray | None) -> dict[Key, float]:
+    """Cosine of every block vector with the query's, in one matrix product."""
+    if vec is None:
+        return {}
+    keys = [k for k, r in light.items() if r["vec"] is not None and len(r["vec"]) == 4 * len(vec)]
+    if not keys:
+        return {}
+    matrix = np.frombuffer(b"".join(light[k]["vec"] for k in keys), dtype=np.float32).reshape(len(keys), -1)
+    norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(vec) or 1.0)
+    values = (matrix @ vec) / np.where(norms > 0, norms, 1.0)
+    return dict(zip(keys, values.tolist(), strict=True))
+
+
 class SearchMixin:
     """The search method of `BlockMemory`."""
 
@@ -116,7 +129,7 @@ class SearchMixin:
             with state.lock:
                 for bid, score in state.block_scores(terms, todo_id, settings.candidates).items():
                     block_bm25[(ns, bid)] = max(score, 1e-3)  # Okapi idf can be ≤ 0 in a tiny corpus
-                found = unit_lexical(state, terms, settings, todo_id, ns == namespace)
+                found = unit_lexical(state, terms, settings, todo_id, ns == namespace, 2 * k)
                 if settings.expansion_weight > 0 and found:
                     extra = expansion_terms(state, found, terms, settings)
                     more = unit_lexical(state, extra, settings, todo_id, ns == namespace)
@@ -142,14 +155,11 @@ class SearchMixin:
         block_best = max(block_bm25.values(), default=0.0) or 1.0
         beta = settings.block_weight
         cands: list[Candidate] = []
+        exact = _cosines(light, vec)
         for key, row in light.items():
             if row["source_ns"] == namespace:
                 continue  # a long-term copy of a block already here
-            cos = cosines.get(key, 0.0)
-            if vec is not None and row["vec"] is not None:
-                bvec = np.frombuffer(row["vec"], dtype=np.float32)
-                if len(bvec) == len(vec):
-                    cos = float(bvec @ vec / ((np.linalg.norm(bvec) * np.linalg.norm(vec)) or 1.0))
+            cos = exact.get(key, cosines.get(key, 0.0))
             from_block = beta * block_bm25.get(key, 0.0) / block_best
             state = states[key[0]]
             with state.lock:
@@ -188,8 +198,8 @@ class SearchMixin:
                     (ns, *chunk),
                 )
                 for bid, seq, tags, last_at, vec, source in rows:
-                    out[(ns, bid)] = {"seq": seq, "tags": json.loads(tags), "last_at": last_at, "vec": vec,
-                                      "source_ns": source}  # fmt: skip
+                    out[(ns, bid)] = {"seq": seq, "tags": json.loads(tags) if tags != "[]" else [],
+                                      "last_at": last_at, "vec": vec, "source_ns": source}  # fmt: skip
         return out
 
     def _hits(self, top: list[Candidate]) -> list[BlockHit]:

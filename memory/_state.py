@@ -93,7 +93,7 @@ class NamespaceState:
             for unit, terms, seq, at, name in zip(
                 units, stored["messages"], stored["seqs"], stored["at"], names, strict=True
             ):
-                self.units.add(unit, terms)
+                self.units.add(unit, terms, seq)
                 self.unit_seq[unit], self.unit_at[unit], self.seq_unit[seq] = seq, at, unit
                 if name:
                     self.unit_name[unit] = name.lower()

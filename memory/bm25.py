@@ -40,6 +40,7 @@ class IncrementalBM25:
         self._slot: dict[Hashable, int] = {}
         self._keys: list[Hashable | None] = []  # slot -> key (None once removed; slots are not reused)
         self._lens = np.zeros(64)
+        self._pos = np.full(64, -1, dtype=np.int64)  # slot -> caller's position (e.g. message seq)
         self._doc_terms: dict[Hashable, Counter[str]] = {}
         self._total_len = 0
         self._df_hist: Counter[int] = Counter()
@@ -50,16 +51,21 @@ class IncrementalBM25:
     def __contains__(self, key: object) -> bool:
         return key in self._slot
 
-    def add(self, key: Hashable, tokens: Sequence[str]) -> None:
-        """Index a document (replacing any document with the same key)."""
+    def add(self, key: Hashable, tokens: Sequence[str], position: int = -1) -> None:
+        """Index a document (replacing any document with the same key).
+
+        `position` (≥ 0) places the document on a line, for `by_position` (neighbour windows).
+        """
         if key in self._slot:
             self.remove(key)
         slot = len(self._keys)
         if slot >= len(self._lens):
             self._lens = np.concatenate([self._lens, np.zeros(len(self._lens))])
+            self._pos = np.concatenate([self._pos, np.full(len(self._pos), -1, dtype=np.int64)])
         self._keys.append(key)
         self._slot[key] = slot
         self._lens[slot] = len(tokens)
+        self._pos[slot] = position
         counts = Counter(tokens)
         self._doc_terms[key] = counts
         self._total_len += len(tokens)
@@ -96,6 +102,9 @@ class IncrementalBM25:
         lens = np.zeros(max(64, 2 * len(live)))
         lens[: len(live)] = self._lens[[old for old, _ in live]]
         self._lens = lens
+        pos = np.full(len(lens), -1, dtype=np.int64)
+        pos[: len(live)] = self._pos[[old for old, _ in live]]
+        self._pos = pos
         self._postings = {
             term: {new_slot[old]: tf for old, tf in posting.items()}
             for term, posting in self._postings.items()
@@ -174,6 +183,21 @@ class IncrementalBM25:
         acc = np.zeros(len(self._keys))
         acc[slots] = values
         return acc, slots[_best_first(values, n)].tolist()
+
+    def by_position(
+        self, query: Iterable[str], size: int, keys: Collection[Hashable] | None = None
+    ) -> np.ndarray:
+        """Scores laid out by position (`size` long; 0 where nothing matched).
+
+        A matching document scores at least 1e-3: Okapi's idf is 0 or negative for a term in half
+        the documents of a tiny corpus, and a match must still count as evidence.
+        """
+        slots, values = self._scored(query, keys)
+        out = np.zeros(size)
+        pos = self._pos[slots]
+        ok = (pos >= 0) & (pos < size)
+        out[pos[ok]] = np.maximum(values[ok], 1e-3)
+        return out
 
     def slot_of(self, key: Hashable) -> int | None:
         """The slot of a document (an index into `dense`'s array), None when absent."""

@@ -5,9 +5,13 @@ blocks. A message alone often lacks the question's words ("Yes, 4.2 %" answers "
 did the bank offer?"), so its lexical score is its own BM25 plus `window_weight` × the BM25 of
 each adjacent message and `window_weight2` × the messages two away (by sequence, across block
 borders within a conversation): the benefit of windows without paying their tokens.
+Candidates are the best messages by this windowed score, so an answer that shares no word with
+the question is found through the question it answers.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from memory._state import NamespaceState, Unit
 from memory.types import MemorySettings
@@ -33,47 +37,38 @@ def unit_lexical(
     settings: MemorySettings,
     todo_id: str | None = None,
     cross_block: bool = True,
+    at_least: int = 0,
 ) -> dict[Unit, float]:
-    """Windowed BM25 of the best `unit_candidates` messages and their neighbours (caller holds the lock).
+    """Windowed BM25 of the best `unit_candidates` (or `at_least`) messages; the caller holds the lock.
 
-    `cross_block=False` keeps windows inside a block (long-term facts come from many conversations).
+    Messages sit on a line by sequence number, so the window is a few shifted numpy additions.
+    `cross_block=False` (long-term facts, gathered from many conversations) scores messages alone.
     """
     keys = None
     if todo_id is not None:
         keys = {u for b, t in state.todo_of.items() if t == todo_id for u in state.units_of.get(b, [])}
-    acc, top = state.units.dense(terms, settings.unit_candidates, keys)
-    if not top:
-        return {}
-    slot_of = state.units.slot_of
-    matched = set(top)
-
-    def own(unit: Unit) -> float:
-        # Okapi idf is 0 or negative for a term in half the documents of a tiny corpus; a match
-        # must still count as evidence, so a matching message scores at least 1e-3.
-        slot = slot_of(unit)
-        if slot is None:
-            return 0.0
-        return max(float(acc[slot]), 1e-3) if slot in matched else float(acc[slot])
-
-    weights = ((1, settings.window_weight), (2, settings.window_weight2))
-    found: set[Unit] = set()
-    for slot in top:
-        unit = state.units.key_of(slot)
-        assert unit is not None
-        found.add(unit)  # type: ignore[arg-type]
-        for distance, weight in weights:
-            if weight:
-                found.update(_neighbours(state, unit, distance, cross_block))  # type: ignore[arg-type]
+    n = max(settings.unit_candidates, at_least)
+    if not cross_block:
+        acc, top = state.units.dense(terms, n, keys)
+        return {state.units.key_of(s): max(float(acc[s]), 1e-3) for s in top}  # type: ignore[misc]
+    own = state.units.by_position(terms, state.next_seq, keys)
+    window = own.copy()
+    for distance, weight in ((1, settings.window_weight), (2, settings.window_weight2)):
+        if weight and len(own) > distance:
+            window[distance:] += weight * own[:-distance]
+            window[:-distance] += weight * own[distance:]
+    if keys is not None:
+        allowed = np.zeros(len(window), dtype=bool)
+        allowed[[state.unit_seq[u] for u in keys if state.unit_seq.get(u, -1) < len(window)]] = True
+        window[~allowed] = 0.0
+    hits = np.flatnonzero(window > 0)
+    if len(hits) > n:
+        hits = hits[np.argpartition(-window[hits], n - 1)[:n]]
     out: dict[Unit, float] = {}
-    for unit in found:
-        if keys is not None and unit not in keys:
-            continue
-        score = own(unit)
-        for distance, weight in weights:
-            if weight:
-                score += weight * sum(own(n) for n in _neighbours(state, unit, distance, cross_block))
-        if score > 0:
-            out[unit] = score
+    for seq in hits.tolist():
+        unit = state.seq_unit.get(seq)
+        if unit is not None:
+            out[unit] = float(window[seq])
     return out
 
 

@@ -38,7 +38,7 @@ class MemorySettings:
     preview_tokens: int = 160
     top_k: int = 8
     candidates: int = 64
-    unit_candidates: int = 256
+    unit_candidates: int = 128
     window_weight: float = 0.5
     window_weight2: float = 0.25
     block_weight: float = 0.3
