@@ -38,7 +38,7 @@ from memory.metadata import message_line
 from memory.text import search_terms
 from memory.tokens import count_tokens
 
-KS = (5, 10, 20, 50)
+KS = (5, 10, 20, 50, 70)
 
 
 class QueryCache(Embeddings):
