@@ -27,7 +27,7 @@ def make_memory_tools(memory: BlockMemory, namespace: str, todo_id: str | None =
 
         Use it when the current context lacks something said or computed before.
         `query`: keywords or a question, Chinese or English; `todo_id`: limit to one sub-task.
-        Returns at most 8 blocks, best first, each with its messages and data ids.
+        Returns at most 8 matching messages, best first, each with its block id, time and gist.
         """
         hits = memory.search(namespace, query, memory.settings.top_k, todo_id)
         if not hits:
