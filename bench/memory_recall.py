@@ -133,7 +133,10 @@ def run(conv: Conversation, emb: Embeddings, variants: list[str], hits_k: int) -
         wscores = windows.get_scores(terms)
         worder = sorted(range(len(win_ids)), key=lambda i: (-wscores[i], i))[:100]
         by_window = [(win_ids[i], "\n".join(lines[j] for j in win_ids[i])) for i in worder]
-        ranked: dict[str, list[tuple[list[str], str]]] = {"BM25 over turns": by_turn, "BM25 over 5-turn windows": []}
+        ranked: dict[str, list[tuple[list[str], str]]] = {
+            "BM25 over turns": by_turn,
+            "BM25 over 5-turn windows": [],
+        }
         for v, m in mems.items():
             t1 = time.perf_counter()
             hits = m.search(ns, q.text, hits_k)
@@ -203,7 +206,9 @@ def main() -> None:
         names = list(dict.fromkeys(name for name, _ in total if name != "budget"))
         for name in names:
             cells = [statistics.mean([v for vs in total[(name, k)].values() for v in vs]) for k in KS]
-            per = [statistics.mean(total[(name, 10)][x]) if total[(name, 10)][x] else float("nan") for x in kinds]
+            per = [
+                statistics.mean(total[(name, 10)][x]) if total[(name, 10)][x] else float("nan") for x in kinds
+            ]
             print(f"| {name} | {' | '.join(f'{c:.3f}' for c in cells)} | {' | '.join(f'{c:.3f}' for c in per)} |",
                   flush=True)  # fmt: skip
 

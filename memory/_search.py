@@ -169,7 +169,8 @@ class SearchMixin:
                 ]
             for unit, at, who in units:
                 lex = lexical.get((key[0], unit), 0.0)
-                if not lex and key not in cosines and (key[0], unit) not in in_span:
+                legacy = unit[1] < 0 and key in block_bm25  # a block stored before per-message terms
+                if not lex and not legacy and key not in cosines and (key[0], unit) not in in_span:
                     continue  # neither this message nor a vector-near block matched
                 when = at or row["last_at"]
                 inside = span is not None and span[0] <= when < span[1]

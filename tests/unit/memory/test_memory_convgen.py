@@ -13,7 +13,10 @@ from memory.tokens import count_messages_tokens
 
 def _dump(conv):
     return (
-        [(m.id, type(m).__name__, m.name, m.content, m.additional_kwargs["created_at"]) for m in conv.messages],
+        [
+            (m.id, type(m).__name__, m.name, m.content, m.additional_kwargs["created_at"])
+            for m in conv.messages
+        ],
         [(q.text, q.evidence, q.kind) for q in conv.questions],
     )
 
@@ -34,7 +37,12 @@ def test_long_multi_session_with_every_question_kind_and_real_evidence(lang):
     assert len(days) >= 20
     times = [m.additional_kwargs["created_at"] for m in conv.messages]
     assert times == sorted(times)
-    assert set(Counter(q.kind for q in conv.questions)) == {"single", "multi_hop", "multi_session", "temporal"}
+    assert set(Counter(q.kind for q in conv.questions)) == {
+        "single",
+        "multi_hop",
+        "multi_session",
+        "temporal",
+    }
     for q in conv.questions:
         assert q.evidence and set(q.evidence) <= set(ids)
     spread = [q for q in conv.questions if q.kind == "multi_session"]

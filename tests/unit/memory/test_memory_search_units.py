@@ -42,7 +42,9 @@ def test_search_honours_k_beyond_the_disclosure_cap(memory):
 def test_hit_text_contains_exactly_its_messages(tmp_path):
     from langchain_core.embeddings import DeterministicFakeEmbedding
 
-    memory = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0)  # hash vectors are noise
+    memory = BlockMemory(
+        tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0
+    )  # hash vectors are noise
     memory.add_messages("ns", _chat(12))
     memory.flush("ns")
     hits = memory.search("ns", "inverter marker3a", 30)
@@ -63,17 +65,22 @@ def test_a_reply_without_the_question_words_is_found_through_its_neighbour(tmp_p
 
     memory = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0)
     filler = [
-        HumanMessage(f"the weather is nice today {i}", id=f"f{i}", additional_kwargs=_at(i)) for i in range(20)
+        HumanMessage(f"the weather is nice today {i}", id=f"f{i}", additional_kwargs=_at(i))
+        for i in range(20)
     ]
     memory.add_messages("ns", filler)
     memory.add_messages(
         "ns",
         [
-            HumanMessage("Which loan rate did the bank offer for the plant?", id="ask", additional_kwargs=_at(30)),
+            HumanMessage(
+                "Which loan rate did the bank offer for the plant?", id="ask", additional_kwargs=_at(30)
+            ),
             AIMessage("They came back with 4.2 percent.", id="answer", additional_kwargs=_at(31)),
         ],
     )
-    memory.add_messages("ns", [HumanMessage(f"more small talk {i}", additional_kwargs=_at(40 + i)) for i in range(5)])
+    memory.add_messages(
+        "ns", [HumanMessage(f"more small talk {i}", additional_kwargs=_at(40 + i)) for i in range(5)]
+    )
     memory.flush("ns")
     ids = [i for h in memory.search("ns", "what loan rate did the bank offer", 3) for i in h.message_ids]
     assert "ask" in ids and "answer" in ids
@@ -86,7 +93,11 @@ def test_a_named_month_brings_that_months_messages_first(tmp_path):
     msgs = []
     for month in range(1, 7):
         when = datetime(2024, month, 10, 12, tzinfo=UTC).isoformat()
-        msgs.append(HumanMessage(f"we went hiking near lake {month}", id=f"h{month}", additional_kwargs={"created_at": when}))
+        msgs.append(
+            HumanMessage(
+                f"we went hiking near lake {month}", id=f"h{month}", additional_kwargs={"created_at": when}
+            )
+        )
         msgs.append(AIMessage("sounds fun", id=f"r{month}", additional_kwargs={"created_at": when}))
     memory.add_messages("ns", msgs)
     memory.flush("ns")
@@ -104,10 +115,15 @@ def test_a_named_speaker_is_preferred_and_their_name_is_not_a_search_word(tmp_pa
     memory = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0)
     msgs = [
         HumanMessage("Hey Alice, how are you?", name="Bob", id="greet", additional_kwargs=_at(0)),
-        AIMessage("I bought a red bicycle yesterday.", name="Alice", id="alice_bike", additional_kwargs=_at(1)),
+        AIMessage(
+            "I bought a red bicycle yesterday.", name="Alice", id="alice_bike", additional_kwargs=_at(1)
+        ),
         HumanMessage("I bought a blue bicycle too.", name="Bob", id="bob_bike", additional_kwargs=_at(2)),
         AIMessage("Nice, we can ride together.", name="Alice", id="ride", additional_kwargs=_at(3)),
-    ] + [HumanMessage(f"small talk about the weather {i}", name="Bob", additional_kwargs=_at(9 + i)) for i in range(12)]
+    ] + [
+        HumanMessage(f"small talk about the weather {i}", name="Bob", additional_kwargs=_at(9 + i))
+        for i in range(12)
+    ]
     memory.add_messages("ns", msgs)
     memory.flush("ns")
     hits = memory.search("ns", "What bicycle did Alice buy?", 4)
@@ -135,3 +151,28 @@ def test_time_spans_in_english_and_chinese():
     assert days("I may go to the park") is None
     assert days("组件效率是多少") is None
     assert time_span("last week", 0.0) is None
+
+
+def test_blocks_stored_before_per_message_terms_are_found_whole(tmp_path):
+    import json
+
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    memory = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0)
+    memory.add_messages("ns", _chat(3))
+    memory.flush("ns")
+    rows = memory._store.query("SELECT block_id, terms FROM blocks WHERE ns='ns'")
+    with memory._store.transaction() as conn:  # the older format: one term list per closure
+        for block_id, terms in rows:
+            stored = json.loads(terms)
+            closures = [[t for m in stored["messages"] for t in m]]
+            conn.execute(
+                "UPDATE blocks SET terms=? WHERE ns='ns' AND block_id=?", (json.dumps(closures), block_id)
+            )
+    memory.close()
+    again = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0)
+    hits = again.search("ns", "marker1a", 5)
+    assert hits and "a1" in hits[0].message_ids
+    assert hits[0].message_ids == hits[0].metadata["block_message_ids"]
+    assert hits[0].text.count("\n") == len(hits[0].message_ids) - 1
+    again.close()
