@@ -95,3 +95,22 @@ def test_rewriting_documents_many_times_keeps_scores_and_compacts_slots():
         assert got.get(k, 0.0) == pytest.approx(score, abs=1e-9)
     top = index.top(["w2", "w5"], 3)
     assert [v for _, v in top] == pytest.approx(sorted(got.values(), reverse=True)[:3])
+
+
+def test_scores_by_position_match_scores_and_survive_removal_and_compaction():
+    from memory.bm25 import IncrementalBM25
+
+    index = IncrementalBM25()
+    docs = {f"d{i}": [f"w{i % 3}", f"w{i % 5}", "common"] for i in range(40)}
+    for i, (key, tokens) in enumerate(docs.items()):
+        index.add(key, tokens, position=i)
+    for i in range(0, 40, 2):
+        index.remove(f"d{i}")
+    for i in range(1, 40, 4):
+        index.add(f"d{i}", docs[f"d{i}"] + ["extra"], position=i)  # re-added: new slot, same place
+    index._compact()
+    by_position = index.by_position(["w1", "extra"], 40)
+    scores = index.scores(["w1", "extra"])
+    for i in range(40):
+        expected = scores.get(f"d{i}")
+        assert by_position[i] == (max(expected, 1e-3) if expected is not None else 0.0)
