@@ -149,7 +149,12 @@ class SearchMixin:
                     in_span.update((ns, u) for u, at in state.unit_at.items() if span[0] <= at < span[1])
         vec, cosines = vectors.result() if vectors is not None else (None, {})
         blocks = {(ns, u[0]) for ns, u in lexical} | {(ns, u[0]) for ns, u in in_span}
-        blocks |= set(block_bm25) | set(cosines)
+        blocks |= set(cosines)
+        for key in block_bm25:  # otherwise a block only in block_bm25 has no candidate message
+            state = states[key[0]]
+            with state.lock:
+                if state.units_of.get(key[1]) == [(key[1], -1)]:  # stored before per-message terms
+                    blocks.add(key)
         light = self._light_rows(blocks)
         lex_best = max(lexical.values(), default=0.0) or 1.0
         block_best = max(block_bm25.values(), default=0.0) or 1.0
