@@ -3,7 +3,7 @@
 The questions (tests/unit/kb/data/english_questions.jsonl) were written before the notes' English
 tags: two per note, the first in the dev split and the second in the test split; out-of-scope
 questions alternate dev/test. The floors below sit a little under what the test split measured
-(docs/understanding.md, "English questions to the Chinese knowledge base"); run with `-s` to see
+(docs/knowledge-english.md, "English questions to the Chinese knowledge base"); run with `-s` to see
 the numbers of both splits.
 """
 
@@ -28,15 +28,14 @@ from tools.results import InMemoryResults
 QUESTIONS = Path(__file__).parent / "data" / "english_questions.jsonl"
 TOP_K = 3  # the knowledge agent cites at most three sources
 
-# Floors on the test split (measured: see docs/understanding.md).
+# Floors on the test split (measured: see docs/knowledge-english.md).
 MIN_CITED = 0.75  # expected note among the relevant top-3 hits (what the agent cites); measured 23/29
 MIN_ROUTED = 0.95  # the offline planner plans a knowledge step; measured 29/29
 MIN_REFUSED = 0.85  # out-of-scope: no relevant hit, so the agent says it does not know; measured 8/8
 
 
 def _load() -> list[dict]:
-    rows = [json.loads(line) for line in QUESTIONS.read_text("utf-8").splitlines() if line.strip()]
-    return rows
+    return [json.loads(line) for line in QUESTIONS.read_text("utf-8").splitlines() if line.strip()]
 
 
 def _expected_split(row: dict) -> str:
@@ -49,7 +48,9 @@ def _expected_split(row: dict) -> str:
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory) -> KnowledgeIndex:
-    kb = KnowledgeIndex(tmp_path_factory.mktemp("kb-en"), [SHIPPED_KB_DIR], DeterministicFakeEmbedding(size=64))
+    kb = KnowledgeIndex(
+        tmp_path_factory.mktemp("kb-en"), [SHIPPED_KB_DIR], DeterministicFakeEmbedding(size=64)
+    )
     kb.refresh()
     return kb
 
