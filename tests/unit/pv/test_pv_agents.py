@@ -89,15 +89,27 @@ def test_s3_recall_changes_only_the_place(conv):
     assert "沿用上次测算的参数" in second["output"] and "0.85 元/kWh" in second["output"]
 
 
-def test_without_a_reuse_phrase_nothing_is_reused_silently(conv):
-    conv.run(pv_calc, ANSWER)
-    asked = conv.run(pv_calc, "帮我算一下户用光伏", plan="plan-2")
-    assert asked["status"] == "interrupted" and "沿用上次参数" in asked["output"]
-    reused = conv.run(pv_calc, "帮我算一下光伏", answers=["沿用上次参数，装机容量改为1MW"], plan="plan-3")
-    assert (
-        reused["context"]["inputs"]["capacity_kw"] == 1000
-        and reused["context"]["inputs"]["location"] == "杭州市余杭区"
-    )
+def test_a_follow_up_carries_the_latest_case_and_says_so(conv):
+    conv.run(pv_calc, ANSWER + "，造价3.2元/W")
+    cheaper = conv.run(pv_calc, "造价降到2.6呢", plan="plan-2")
+    inputs = cheaper["context"]["inputs"]
+    assert cheaper["status"] == "completed" and inputs["capex_yuan_per_w"] == 2.6
+    assert inputs["location"] == "杭州市余杭区" and inputs["capacity_kw"] == 500
+    assert "沿用上次测算的参数" in cheaper["output"] and "500 kW" in cheaper["output"]
+    # A carried value that no longer fits is named back, with where it came from.
+    asked = conv.run(pv_calc, "换成户用", plan="plan-3")
+    assert asked["status"] == "interrupted" and "沿用了上次测算" in asked["output"]
+    assert "500 kW" in asked["output"] and asked["context"]["missing"] == ["capacity_kw"]
+    english = conv.run(pv_calc, "What if it were 1.5 MW?", plan="plan-4")
+    assert english["context"]["inputs"]["capacity_kw"] == 1500
+    assert "Carried from the last calculation" in english["output"]
+
+
+def test_a_whole_new_project_carries_nothing(conv):
+    conv.run(pv_calc, ANSWER + "，电价0.85元/度")
+    fresh = conv.run(pv_calc, "苏州工商业1MW测算", plan="plan-2")
+    assert fresh["context"]["inputs"]["electricity_price"] == 0.65  # the default, not 0.85
+    assert "沿用" not in fresh["output"]
 
 
 def test_bad_value_asks_to_correct_it_and_never_raises(conv):
