@@ -207,3 +207,50 @@ def test_reverse_opt_capacity_needs_the_site_load(conv):
 def test_reverse_opt_without_target_asks_for_it(conv):
     result = conv.run(reverse_opt, "帮我做逆向寻优")
     assert result["status"] == "interrupted" and "IRR 达到 8%" in result["output"]
+
+
+def test_reverse_opt_reads_new_variables_and_targets(conv):
+    sc = conv.run(reverse_opt, ANSWER + "，自发自用比例至少要多少，IRR才能到15%")["context"]
+    assert sc["variable"] == "self_consumption" and sc["target"] == {"kind": "irr", "value": 0.15}
+    assert sc["feasible"] and 0 < sc["value"] < 1 and sc["achieved"] >= 0.15 - 1e-9
+    npv = conv.run(
+        reverse_opt,
+        "Commercial 500 kW in Chengdu: maximum capex per watt for an NPV of at least 1 million yuan?",
+    )
+    ctx = npv["context"]
+    assert ctx["variable"] == "capex_yuan_per_w" and ctx["target"] == {"kind": "npv", "value": 1e6}
+    assert ctx["achieved"] == pytest.approx(1e6, rel=1e-4) and "must be at most" in npv["output"]
+    feed_in = conv.run(reverse_opt, ANSWER + "，全额上网，上网电价要多少才能让收益率达到7%")["context"]
+    assert feed_in["variable"] == "feed_in_price" and feed_in["base"]["inputs"]["self_consumption"] == 0.0
+
+
+def test_reverse_opt_capacity_from_the_load_alone_never_reports_a_bound(conv):
+    done = conv.run(reverse_opt, "杭州工商业，年用电量300万度，装多大容量能让IRR不低于15%？")
+    ctx = done["context"]
+    assert done["status"] == "completed" and ctx["variable"] == "capacity_kw" and ctx["feasible"]
+    assert 100 < ctx["value"] < 50_000 and not ctx["unbounded"] and "当前" not in done["output"]
+    # A target every capacity meets: the answer says capacity does not limit it, with no number.
+    easy = conv.run(reverse_opt, "杭州工商业，年用电量300万度，反推装机容量，IRR达到1%", plan="plan-2")
+    assert easy["context"]["unbounded"] and easy["context"]["value"] is None
+    assert "不是限制因素" in easy["output"] and "50,000" not in easy["output"]
+    # The load is never taken silently from an earlier calculation: it is asked for.
+    conv.run(pv_calc, ANSWER + "，年用电量200万度", plan="plan-3")
+    asked = conv.run(reverse_opt, "反推装机容量，IRR达到10%", plan="plan-4")
+    assert asked["status"] == "interrupted" and asked["context"]["missing"] == ["annual_load_kwh"]
+
+
+def test_english_request_gets_english_text_and_bad_values_are_named(conv):
+    done = conv.run(pv_calc, "Residential 9 kW system in Changsha, tariff 0.6 CNY/kWh, 25-year life")
+    inputs = done["context"]["inputs"]
+    assert (inputs["location"], inputs["project_type"], inputs["capacity_kw"]) == ("长沙市", "户用", 9)
+    assert inputs["electricity_price"] == 0.6 and inputs["lifetime_years"] == 25
+    assert done["output"].startswith("PV economics (Changsha") and "Payback" in done["output"]
+    assert "Computing the 25-year cash flow…" in conv.progress
+    bad = conv.run(pv_calc, "Commercial 1 MW in Suzhou, electricity price -1 yuan/kWh.", plan="plan-2")
+    assert bad["status"] == "interrupted" and bad["context"]["missing"] == ["electricity_price"]
+    assert "-1 yuan/kWh" in bad["output"] and "Please correct" in bad["output"]
+    both = conv.run(pv_calc, "户用5MW，成都，测算", plan="plan-3")
+    assert both["status"] == "interrupted" and "5000 kW" in both["output"] and "工商业" in both["output"]
+    rep = conv.run(report, "Write the report for it in English", plan="plan-4")
+    markdown = Path(rep["context"]["report_path"]).read_text(encoding="utf-8")
+    assert markdown.startswith("# PV economics report: Changsha") and "## Cash flow by year" in markdown
