@@ -47,7 +47,9 @@ COUNTS = ("plan", "params", "question", "language")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _WORD = re.compile(r"[A-Za-z]{2,}")
 # Tokens that read the same in both languages and say nothing about the reply's language.
-_NEUTRAL = frozenset({"kw", "mw", "kwh", "kwp", "mwh", "irr", "npv", "lcoe", "pv", "html", "md", "png", "store"})
+_NEUTRAL = frozenset(
+    {"kw", "mw", "kwh", "kwp", "mwh", "irr", "npv", "lcoe", "pv", "html", "md", "png", "store"}
+)
 
 __all__ = ["detect_language", "load_cases", "run_case", "score_turn"]
 
@@ -163,8 +165,8 @@ def _inputs(plan: dict | None) -> dict:
         if step["status"] != "completed":
             continue
         ctx = _context(step)
-        for candidate in (ctx, ctx.get("base") or {}):
-            if isinstance(candidate.get("inputs"), dict):
+        for candidate in (ctx, ctx.get("base")):
+            if isinstance(candidate, dict) and isinstance(candidate.get("inputs"), dict):
                 return candidate["inputs"]
     return {}
 
@@ -191,8 +193,12 @@ def _recalled(metric: str, value: float | None, reply: str) -> bool:
 def _last_results(plan: dict | None) -> dict:
     for step in reversed(_steps(plan)):
         ctx = _context(step)
-        for candidate in (ctx, ctx.get("base") or {}):
-            if step["status"] == "completed" and isinstance(candidate.get("results"), dict):
+        for candidate in (ctx, ctx.get("base")):
+            if (
+                step["status"] == "completed"
+                and isinstance(candidate, dict)
+                and isinstance(candidate.get("results"), dict)
+            ):
                 return candidate["results"]
     return {}
 
