@@ -221,7 +221,7 @@ def test_reverse_opt_reads_new_variables_and_targets(conv):
     assert ctx["variable"] == "capex_yuan_per_w" and ctx["target"] == {"kind": "npv", "value": 1e6}
     assert ctx["achieved"] == pytest.approx(1e6, rel=1e-4) and "must be at most" in npv["output"]
     feed_in = conv.run(reverse_opt, ANSWER + "，全额上网，上网电价要多少才能让收益率达到7%")["context"]
-    assert feed_in["variable"] == "feed_in_price" and feed_in["base"]["inputs"]["self_consumption"] == 0.0
+    assert feed_in["variable"] == "feed_in_price" and feed_in["inputs"]["self_consumption"] == 0.0
 
 
 def test_reverse_opt_capacity_from_the_load_alone_never_reports_a_bound(conv):
