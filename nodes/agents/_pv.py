@@ -19,7 +19,7 @@ from nodes.kit.step import StepContext
 from tools.contracts import AgentExecResult
 from tools.pv.data import using_tables
 from tools.pv.economics import simulate
-from tools.pv.inputs import merge_fields, parse_fields
+from tools.pv.inputs import EXCLUSIVE_GROUPS, merge_fields, parse_fields
 from tools.pv.model_fields import fill_with_model
 from tools.pv.resolve import MODEL_FIELDS, Resolution, resolve_inputs
 
@@ -190,12 +190,17 @@ def _from_deps(ctx: StepContext) -> dict[str, Any] | None:
 
 
 def base_case(
-    ctx: StepContext, purpose: str, strip: Callable[[str], str] = lambda text: text
+    ctx: StepContext,
+    purpose: str,
+    strip: Callable[[str], str] = lambda text: text,
+    fill: dict[str, Any] | None = None,
 ) -> dict[str, Any] | Resolution:
     """The calculation this step works on (`ref`: its store id, if stored), or the question to ask.
 
     Order: a dependency's result; else the conversation's latest case, updated with any values
-    stated for this step; else a calculation from the values stated here.
+    stated for this step; else a calculation from the values stated here. `fill` holds values
+    used only where neither the user nor the latest case gives one (e.g. a starting capacity
+    when the capacity is what reverse optimisation solves for).
     """
     if (case := _from_deps(ctx)) is not None:
         return case
@@ -205,10 +210,17 @@ def base_case(
         if not fields:
             return previous
         fields = merge_fields(previous_given(previous), fields)
-    resolution = resolve_inputs(fields, purpose)
+    for key, value in (fill or {}).items():
+        group = next((g for g in EXCLUSIVE_GROUPS if key in g), (key,))
+        if not any(k in fields for k in group):
+            fields[key] = value
+    lang = ctx.language
+    resolution = resolve_inputs(fields, purpose, lang)
     if resolution.inputs is None:
         if previous is None:
-            resolution.question = "没有找到已有的测算方案。" + resolution.question
+            resolution.question = (
+                "I found no earlier calculation. " if lang == "en" else "没有找到已有的测算方案。"
+            ) + resolution.question
         return resolution
     return make_case(resolution.inputs, resolution.defaults_used)
 

@@ -23,6 +23,10 @@ __all__ = ["AGENT", "ANSWER", "run"]
 ANSWER = "kb_answer"  # results-index kind of an answer (question, citations)
 MAX_SOURCES = 3
 _ASK_QUESTION = "请问您想了解哪方面的问题？例如分布式光伏的上网模式、并网流程、电价与补贴政策或运维清洗。"
+_ASK_QUESTION_EN = (
+    "What would you like to know? For example PV grid connection modes, the connection process, "
+    "tariffs and subsidies, or cleaning and maintenance."
+)
 
 
 def topics() -> list[str]:
@@ -45,7 +49,9 @@ def run(ctx: StepContext) -> AgentExecResult:
         )
     candidates = _candidates(ctx)
     if not any(index.query_terms(q) for q in candidates):
-        return ctx.interrupted(_ASK_QUESTION, missing=["question"])
+        return ctx.interrupted(
+            _ASK_QUESTION_EN if ctx.language == "en" else _ASK_QUESTION, missing=["question"]
+        )
     ctx.emit(f"正在检索知识库（{index.size} 篇文档）…")
     question, hits = _search(index, candidates)
     terms = index.query_terms(question)
@@ -98,11 +104,11 @@ def _compose(
 ) -> tuple[str, list[int]]:
     """Answer text and the source numbers it cites ([] means "我不知道")."""
     if not sources:
-        return not_found_answer(question, terms, index.size), []
+        return not_found_answer(question, terms, index.size, ctx.language), []
     if ctx.model is not None:
         answered = answer_with_model(ctx.model, question, sources, ctx.prompt)
         if answered is not None and not answered[1]:
-            return not_found_answer(question, terms, index.size), []
+            return not_found_answer(question, terms, index.size, ctx.language), []
         if answered is not None:
             text, cited = answered
             return f"{text}\n\n{cite_sources(sources)}", cited

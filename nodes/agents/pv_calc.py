@@ -1,14 +1,15 @@
 """pv_calc — 光伏经济性测算: a workflow agent (parse → resolve → cash flow → metrics).
 
-Internal plan: parse the user's words (`tools.pv.inputs`) → recall an earlier calculation when
-the user refers to it → complete and validate inputs (`tools.pv.resolve`) → 25-year cash flow
-and NPV / IRR / LCOE / payback (`tools.pv.economics`).
+Internal plan: parse the user's words (`tools.pv.inputs`) → carry the conversation's latest
+case when this request is a follow-up → complete and validate inputs (`tools.pv.resolve`) →
+25-year cash flow and NPV / IRR / LCOE / payback (`tools.pv.economics`).
 
-Recall: when the text refers to the earlier calculation ("其他参数不变", "沿用", "重新测算"…),
-the non-default inputs of the conversation's latest case (results index) are reused and
-the new values replace them; defaults that depend on the place (yield, feed-in price) are looked
-up again. Without such a phrase nothing is reused silently: missing inputs are asked for, and
-the question says that replying "沿用上次参数" reuses the earlier ones.
+Follow-ups: when the request does not describe a whole new project (location, type and size)
+or refers to the earlier calculation ("其他参数不变", "沿用"), the values the user gave for the
+conversation's latest case (results index) are carried and the new values replace them
+("造价降到2.6呢", "what if it were 1.5 MW?"); defaults that depend on the place (yield, feed-in
+price) are looked up again. The answer lists every carried value, so nothing is reused
+silently. Text follows the language of the request (Chinese or English).
 """
 
 from __future__ import annotations
@@ -29,62 +30,128 @@ from nodes.agents._pv import (
 from nodes.kit.registry import AgentSpec, InputField
 from nodes.kit.step import StepContext
 from tools.contracts import AgentExecResult
+from tools.lang import pick
 from tools.pv.inputs import merge_fields, parse_fields
-from tools.pv.resolve import LABELS, fmt, resolve_inputs
+from tools.pv.resolve import fmt, label, resolve_inputs
 from tools.pv.text import conclusion_line, defaults_lines, result_lines
 
 __all__ = ["AGENT", "run"]
 
 
+_PLACE = ("location", "location_unknown", "specific_yield")
+_SIZE = ("capacity_kw", "capacity_unitless", "roof_area_m2")
+
+
+def _new_project(stated: dict[str, Any]) -> bool:
+    """True when the words describe a whole project: place, type and size."""
+    return any(k in stated for k in _PLACE) and "project_type" in stated and any(k in stated for k in _SIZE)
+
+
+def _same_unit(stated: dict[str, Any]) -> dict[str, Any]:
+    """A follow-up's bare cost ("造价降到2.6呢") in the unit of the value it replaces (元/W).
+
+    Only a plausible per-watt figure (1–8) is read so; anything else stays unitless and is asked.
+    """
+    value = stated.get("capex_unitless")
+    if value is None or not 1 <= value <= 8:
+        return stated
+    return {**{k: v for k, v in stated.items() if k != "capex_unitless"}, "capex_yuan_per_w": value}
+
+
 def run(ctx: StepContext) -> AgentExecResult:
     """Calculate the PV project's economics, or ask for what is missing or wrong."""
-    ctx.emit("正在解析测算参数…")
+    lang = ctx.language
+    ctx.emit(pick(lang, "正在解析测算参数…", "Reading the calculation inputs…"))
     stated = gather_fields(ctx)
     previous = latest_case(ctx)
     fields, reused = dict(stated), {}
-    if stated.get("reuse_previous") and previous is not None:
+    follow_up = stated.get("reuse_previous") or not _new_project(stated)
+    if follow_up and previous is not None:
+        stated = _same_unit(stated)
         reused = {k: v for k, v in previous_given(previous).items() if k not in stated}
         fields = merge_fields(previous_given(previous), stated)
-    resolution = resolve_inputs(fields)
+    resolution = resolve_inputs(fields, lang=lang)
     if resolution.inputs is None:
         question = resolution.question
         if stated.get("reuse_previous") and previous is None:
-            question = "没有找到之前的测算记录。" + question
-        elif previous is not None and not stated.get("reuse_previous"):
-            question += "如果沿用上次测算的参数，回复“沿用上次参数”即可。"
+            question = pick(lang, "没有找到之前的测算记录。", "I found no earlier calculation. ") + question
+        elif reused:
+            carried = "、".join(f"{label(k, lang)} {fmt(k, v, lang)}" for k, v in reused.items())
+            question = (
+                pick(
+                    lang,
+                    f"（沿用了上次测算的：{carried}）",
+                    f"(Carried from the last calculation: {carried}.) ",
+                )
+                + question
+            )
         return ctx.interrupted(question, resolution.missing)
     inputs = resolution.inputs
-    ctx.emit(f"已确定测算地点：{inputs['location']}，年等效利用小时数 {inputs['specific_yield']:g} kWh/kWp")
-    ctx.emit(f"正在计算{inputs['lifetime_years']}年现金流…")
+    ctx.emit(
+        pick(
+            lang,
+            f"已确定测算地点：{inputs['location']}，年等效利用小时数 {inputs['specific_yield']:g} kWh/kWp",
+            f"Location: {fmt('location', inputs['location'], lang)}, specific yield {inputs['specific_yield']:g} kWh/kWp",
+        )
+    )
+    ctx.emit(
+        pick(
+            lang,
+            f"正在计算{inputs['lifetime_years']}年现金流…",
+            f"Computing the {inputs['lifetime_years']}-year cash flow…",
+        )
+    )
     case = make_case(inputs, resolution.defaults_used)
-    ctx.emit("正在计算 NPV、IRR、LCOE 和回收期…")
-    output = _summary(case, reused, previous if previous and reused else {})
+    ctx.emit(pick(lang, "正在计算 NPV、IRR、LCOE 和回收期…", "Computing NPV, IRR, LCOE and payback…"))
+    output = _summary(case, reused, previous if previous and reused else {}, lang)
     context = save_case(ctx, case)
     ctx.record_tool_call("pv_economics", inputs, output, context)
     return ctx.result("completed", output, context)
 
 
-def _summary(case: dict[str, Any], reused: dict[str, Any], before: dict[str, Any]) -> str:
+def _summary(case: dict[str, Any], reused: dict[str, Any], before: dict[str, Any], lang: str = "zh") -> str:
     v = case["inputs"]
+    where = " · ".join(fmt(k, v[k], lang) for k in ("location", "project_type", "capacity_kw"))
     lines = [
-        f"光伏经济性测算结果（{v['location']} · {v['project_type']} · {fmt('capacity_kw', v['capacity_kw'])}）",
-        conclusion_line(case),
-        *result_lines(case),
+        pick(lang, f"光伏经济性测算结果（{where}）", f"PV economics ({where})"),
+        conclusion_line(case, lang),
+        *result_lines(case, lang),
     ]
     kept = [
-        f"{LABELS[k][0]} {fmt(k, reused[k])}"
+        f"{label(k, lang)} {fmt(k, reused[k], lang)}"
         for k in reused
         if k in case["inputs"] and case["inputs"][k] == reused[k]
     ]
     if kept:
-        lines.append("沿用上次测算的参数：" + "、".join(kept) + "；未提供的参数仍按默认值。")
+        lines.append(
+            pick(
+                lang,
+                "沿用上次测算的参数：" + "、".join(kept) + "；未提供的参数仍按默认值。",
+                "Carried from the last calculation: " + ", ".join(kept) + "; other values use the defaults.",
+            )
+        )
         old = before.get("inputs", {})
-        moved = [LABELS[k][0] for k in ("specific_yield", "feed_in_price") if k in old and old[k] != v[k]]
+        moved = [label(k, lang) for k in ("specific_yield", "feed_in_price") if k in old and old[k] != v[k]]
         if moved:
-            lines.append(f"随地点更新：{'、'.join(moved)}（按{v['location']}取值）。")
+            lines.append(
+                pick(
+                    lang,
+                    f"随地点更新：{'、'.join(moved)}（按{v['location']}取值）。",
+                    f"Updated for the new location: {', '.join(moved)}.",
+                )
+            )
     if case["defaults_used"]:
-        lines += ["以下参数您未提供，采用默认值：", *defaults_lines(case)]
-    lines.append("说明：按全部自有资金、税前、不含残值测算，电价与运维成本在运营期内不变。")
+        lines += [
+            pick(lang, "以下参数您未提供，采用默认值：", "Values you did not give (defaults used):"),
+            *defaults_lines(case, lang),
+        ]
+    lines.append(
+        pick(
+            lang,
+            "说明：按全部自有资金、税前、不含残值测算，电价与运维成本在运营期内不变。",
+            "Basis: all equity, pre-tax, no residual value; prices and O&M cost flat over the lifetime.",
+        )
+    )
     return "\n".join(lines)
 
 

@@ -15,6 +15,7 @@ from nodes.agents.sensitivity import SENSITIVITY
 from nodes.kit.registry import AgentSpec
 from nodes.kit.step import StepContext
 from tools.contracts import AgentExecResult
+from tools.lang import pick
 from tools.pv.charts import cashflow_chart
 from tools.pv.inputs import parse_fields
 from tools.pv.report import report_sections, to_html, to_markdown
@@ -38,26 +39,32 @@ def _sensitivity(ctx: StepContext, case: dict[str, Any]) -> dict[str, Any] | Non
 
 def run(ctx: StepContext) -> AgentExecResult:
     """Write the report files, or ask for the calculation they should describe."""
-    ctx.emit("正在汇总测算结果…")
-    case = base_case(ctx, "生成测算报告")
+    lang = ctx.language
+    ctx.emit(pick(lang, "正在汇总测算结果…", "Collecting the calculation results…"))
+    case = base_case(ctx, pick(lang, "生成测算报告", "write the report"))
     if isinstance(case, Resolution):
         return ctx.interrupted(case.question, case.missing)
     sensitivity = _sensitivity(ctx, case)
-    ctx.emit("正在绘制现金流图…")
+    ctx.emit(pick(lang, "正在绘制现金流图…", "Drawing the cash flow chart…"))
     chart = cashflow_chart(case["cashflow"], artifact_path(ctx, "cashflow", "png"))
-    ctx.emit("正在生成 Markdown 和 HTML 报告…")
-    sections = report_sections(case, chart, sensitivity)
-    markdown = to_markdown(case, sections)
+    ctx.emit(pick(lang, "正在生成 Markdown 和 HTML 报告…", "Writing the Markdown and HTML report…"))
+    sections = report_sections(case, chart, sensitivity, lang)
+    markdown = to_markdown(case, sections, lang)
     md_path, html_path = artifact_path(ctx, "report", "md"), artifact_path(ctx, "report", "html")
     md_path.write_text(markdown, encoding="utf-8")
-    html_path.write_text(to_html(case, sections), encoding="utf-8")
+    html_path.write_text(to_html(case, sections, lang), encoding="utf-8")
     base = save_case(ctx, case)["case"]
     headline = {"inputs": headline_inputs(case["inputs"]), "base": base, "report_path": str(md_path)}
     data_id = ctx.save_result(REPORT, {"markdown": markdown, **headline}, headline)
     artifacts = [str(md_path), str(html_path), str(chart)]
-    where = f"（内容编号 {data_id}）" if data_id else ""
-    extra = "，含敏感性分析" if sensitivity else ""
-    output = f"测算报告已生成{extra}：\nMarkdown：{md_path}\nHTML：{html_path}{where}"
+    if lang == "en":
+        where = f" (content id {data_id})" if data_id else ""
+        extra = ", with the sensitivity analysis" if sensitivity else ""
+        output = f"Report written{extra}:\nMarkdown: {md_path}\nHTML: {html_path}{where}"
+    else:
+        where = f"（内容编号 {data_id}）" if data_id else ""
+        extra = "，含敏感性分析" if sensitivity else ""
+        output = f"测算报告已生成{extra}：\nMarkdown：{md_path}\nHTML：{html_path}{where}"
     context = {
         "report_path": str(md_path),
         "data_id": data_id,

@@ -1,9 +1,13 @@
-"""reverse_opt — 逆向寻优: which capex, electricity price or capacity reaches a target IRR or payback.
+"""reverse_opt — 逆向寻优: which cost, price, self-consumption or capacity reaches a target.
 
-Internal plan: read the target and the variable to solve for (`tools.pv.reverse.parse_target`;
-capex when none is named) → find the base case like sensitivity does → check feasibility at the
-search bounds → bisection → verify by recomputing. Capacity only changes IRR or payback when
-the site's annual load caps self-use, so solving for capacity asks for the annual load.
+Internal plan: read the target (IRR ≥ x, NPV ≥ x or payback ≤ n years) and the variable to
+solve for (`tools.pv_reverse.parse_target`; cost per watt when none is named) → find the base
+case like sensitivity does → sample the variable's plausible range and refine the boundary by
+bisection → verify by recomputing. Capacity only changes IRR or payback when the site's annual
+load caps self-use, so solving for capacity needs the annual load, stated for this request (it
+is asked for, never taken silently from an earlier calculation); the capacity itself is not
+needed. A target out of reach is reported with the best reachable value; a target met over the
+whole plausible range is reported as not limited by the variable, never as a search bound.
 """
 
 from __future__ import annotations
@@ -15,18 +19,22 @@ from nodes.agents._pv import CASE, base_case, gather_fields, headline_inputs, pv
 from nodes.kit.registry import AgentSpec, InputField
 from nodes.kit.step import StepContext
 from tools.contracts import AgentExecResult
+from tools.lang import pick
 from tools.pv.inputs import parse_fields
-from tools.pv.resolve import LABELS, Resolution, fmt
+from tools.pv.resolve import Resolution, fmt, label
 from tools.pv.reverse import BOUNDS, parse_target, solve, strip_target
-from tools.pv.text import pct, years
+from tools.pv.text import money, pct, years
 
 __all__ = ["AGENT", "REVERSE", "run"]
 
 REVERSE = "pv_reverse"  # results-index kind of a solved target
 
+_KINDS = (("target_irr", "irr"), ("target_npv", "npv"), ("target_payback", "payback"))
+
 
 def _targets(ctx: StepContext) -> dict[str, Any]:
-    found = {k: v for k, v in ctx.plan_context.items() if k in ("target_irr", "target_payback", "solve_for")}
+    keys = ("target_irr", "target_npv", "target_payback", "solve_for")
+    found = {k: v for k, v in ctx.plan_context.items() if k in keys}
     for text in ctx.texts():
         found.update(parse_target(text))
     return found
@@ -34,35 +42,55 @@ def _targets(ctx: StepContext) -> dict[str, Any]:
 
 def run(ctx: StepContext) -> AgentExecResult:
     """Solve for the value that reaches the user's target, or explain why none does."""
-    ctx.emit("正在解析寻优目标…")
+    lang = ctx.language
+    ctx.emit(pick(lang, "正在解析寻优目标…", "Reading the target…"))
     target = _targets(ctx)
-    if "target_irr" not in target and "target_payback" not in target:
+    kind, goal = next(((k, target[key]) for key, k in _KINDS if key in target), (None, None))
+    if kind is None or goal is None:
         return ctx.interrupted(
-            "请告诉我寻优目标，例如“IRR 达到 8%”或“6 年回本”，以及要反推的参数（造价、电价或装机容量）。",
+            pick(
+                lang,
+                "请告诉我寻优目标，例如“IRR 达到 8%”“NPV 不低于 100 万元”或“6 年回本”，以及要反推的参数"
+                "（造价、电价、上网电价、自发自用比例或装机容量）。",
+                "Please tell me the target, e.g. “IRR of 8%”, “NPV of at least 1 million yuan” or “payback "
+                "within 6 years”, and what to solve for (cost per watt, electricity price, feed-in price, "
+                "self-consumption or capacity).",
+            ),
             ["target_irr"],
         )
-    case = base_case(ctx, "做逆向寻优", strip_target)
+    variable = target.get("solve_for", "capex_yuan_per_w")
+    load = gather_fields(ctx, strip_target).get("annual_load_kwh")
+    if variable == "capacity_kw" and load is None:
+        return ctx.interrupted(
+            pick(
+                lang,
+                "收益和成本都与装机容量成正比，只有当自用电量受厂区年用电量限制时，装机容量才会改变 IRR 和回收期。"
+                "要反推装机容量，请告诉我年用电量（如“年用电量200万度”）；或者改为反推造价或电价。",
+                "Revenue and cost both scale with capacity, so capacity only changes IRR or payback when the "
+                "site's annual consumption caps self-use. To solve for capacity, please tell me the annual "
+                "consumption (e.g. “2 million kWh a year”), or solve for the cost per watt or the price instead.",
+            ),
+            ["annual_load_kwh"],
+        )
+    purpose = pick(lang, "做逆向寻优", "solve for the target")
+    fill = {"capacity_kw": 100.0} if variable == "capacity_kw" else None
+    case = base_case(ctx, purpose, strip_target, fill)
     if isinstance(case, Resolution):
         return ctx.interrupted(case.question, case.missing)
     inputs = dict(case["inputs"])
-    if (load := gather_fields(ctx, strip_target).get("annual_load_kwh")) is not None:
+    if load is not None:
         inputs["annual_load_kwh"] = load
-    variable = target.get("solve_for", "capex_yuan_per_w")
-    kind, goal = (
-        ("irr", target["target_irr"]) if "target_irr" in target else ("payback", target["target_payback"])
-    )
-    if variable == "capacity_kw" and inputs.get("annual_load_kwh") is None:
-        return ctx.interrupted(
-            "按当前模型，收益和成本都与装机容量成正比，装机容量本身不改变 IRR 和回收期。要反推装机容量，"
-            "请告诉我厂区的年用电量（如“年用电量200万度”）；或者改为反推造价或电价。",
-            ["annual_load_kwh"],
-        )
     bounds = BOUNDS.get(variable) or (1.0, 100.0 if inputs["project_type"] == "户用" else 50_000.0)
     ctx.emit(
-        f"正在用二分法反推{LABELS[variable][0]}（搜索范围 {fmt(variable, bounds[0])}–{fmt(variable, bounds[1])}）…"
+        pick(
+            lang,
+            f"正在反推{label(variable)}（在 {fmt(variable, bounds[0])}–{fmt(variable, bounds[1])} 内取样并二分细化）…",
+            f"Solving for the {label(variable, lang).lower()} (sampling {fmt(variable, bounds[0], lang)}–"
+            f"{fmt(variable, bounds[1], lang)}, then bisection)…",
+        )
     )
     answer = solve(inputs, variable, kind, goal, bounds)
-    output = _summary(inputs, variable, kind, goal, answer)
+    output = _summary(inputs, variable, kind, goal, answer, fill is None, lang)
     context = {
         "inputs": headline_inputs(inputs),
         "base": save_case(ctx, case)["case"],
@@ -77,30 +105,83 @@ def run(ctx: StepContext) -> AgentExecResult:
     return ctx.result("completed", output, context)
 
 
-def _summary(inputs: dict[str, Any], variable: str, kind: str, goal: float, answer: dict[str, Any]) -> str:
-    label, now = LABELS[variable][0], fmt(variable, inputs[variable])
-    goal_text = f" IRR 达到 {pct(goal)}" if kind == "irr" else f"静态回收期不超过 {goal:g} 年"
-    show = (lambda m: pct(m)) if kind == "irr" else years
+def _show(kind: str, metric: float | None, lang: str) -> str:
+    if kind == "irr":
+        return pct(metric, pick(lang, "不存在", "none"))
+    return money(metric, lang) if kind == "npv" else years(metric, lang)
+
+
+def _summary(
+    inputs: dict[str, Any],
+    variable: str,
+    kind: str,
+    goal: float,
+    answer: dict[str, Any],
+    has_current: bool,
+    lang: str,
+) -> str:
+    name, metric_name = (
+        label(variable, lang),
+        {"irr": "IRR", "npv": "NPV", "payback": pick(lang, "回收期", "payback")}[kind],
+    )
+    goal_text = {
+        "irr": pick(lang, f"IRR 达到 {pct(goal)}", f"an IRR of {pct(goal)}"),
+        "npv": pick(lang, f"NPV 不低于 {money(goal)}", f"an NPV of at least {money(goal, lang)}"),
+        "payback": pick(lang, f"静态回收期不超过 {goal:g} 年", f"a static payback within {goal:g} years"),
+    }[kind]
     if not answer["feasible"]:
-        why = (
-            "；自发自用比例为 0，全部电量按上网电价结算，自用电价不影响收益"
-            if variable == "electricity_price" and inputs["self_consumption"] == 0
-            else ""
+        where = fmt(variable, answer["best_value"], lang)
+        why = ""
+        if variable == "electricity_price" and inputs["self_consumption"] == 0:
+            why = pick(
+                lang,
+                "；自发自用比例为 0，全部电量按上网电价结算，自用电价不影响收益",
+                "; with 0% self-consumption all energy earns the feed-in price, so the electricity price does not matter",
+            )
+        return pick(
+            lang,
+            f"无法实现{goal_text}：在合理范围内，{name}取 {where} 时{metric_name}最好，也只有 "
+            f"{_show(kind, answer['best_metric'], lang)}{why}。请调整目标或其他参数。",
+            f"{goal_text[0].upper() + goal_text[1:]} is out of reach: over the plausible range the best "
+            f"{metric_name} is {_show(kind, answer['best_metric'], lang)} (at {name.lower()} {where}){why}. "
+            "Please change the target or other inputs.",
         )
-        return (
-            f"无法实现{goal_text}：即使{label}取到 {fmt(variable, answer['best_value'])}，"
-            f"{'IRR' if kind == 'irr' else '回收期'}也只有 {show(answer['best_metric'])}{why}。请调整目标或其他参数。"
+    now = (
+        pick(
+            lang,
+            f"（当前 {fmt(variable, inputs[variable])}）",
+            f" (now {fmt(variable, inputs[variable], lang)})",
         )
-    bound = "最高" if variable != "electricity_price" else "最低"
-    return (
-        f"要使{goal_text}，{label}{bound}为 {_rounded(variable, answer['value'])}（当前 {now}）。"
-        f"按此{label}复算：{'IRR' if kind == 'irr' else '静态回收期'} {show(answer['achieved'])}。"
+        if has_current
+        else ""
+    )
+    if answer["unbounded"]:
+        achieved = _show(kind, answer["achieved"], lang)
+        return pick(
+            lang,
+            f"{name}不是限制因素：在整个合理范围内都能实现{goal_text}{now}，{metric_name}至少为 {achieved}。",
+            f"The {name.lower()} does not limit this: {goal_text} is met over the whole plausible range{now}; "
+            f"{metric_name} is at least {achieved}.",
+        )
+    highest = variable in ("capex_yuan_per_w", "capacity_kw") and not (
+        variable == "capacity_kw" and kind == "npv"
+    )
+    bound = pick(lang, "最高" if highest else "最低", "at most" if highest else "at least")
+    value = _rounded(variable, answer["value"], lang)
+    return pick(
+        lang,
+        f"要使{goal_text}，{name}{bound}为 {value}{now}。按此{name}复算：{metric_name} {_show(kind, answer['achieved'], lang)}。",
+        f"For {goal_text}, the {name.lower()} must be {bound} {value}{now}. Recomputed at that value: "
+        f"{metric_name} {_show(kind, answer['achieved'], lang)}.",
     )
 
 
-def _rounded(variable: str, value: float) -> str:
+def _rounded(variable: str, value: float, lang: str) -> str:
+    if variable == "self_consumption":
+        return f"{value * 100:.1f}%"
     digits = 1 if variable == "capacity_kw" else 3
-    return f"{value:,.{digits}f} {LABELS[variable][1]}"
+    unit = fmt(variable, 1.0, lang).split(" ", 1)[-1]
+    return f"{value:,.{digits}f} {unit}"
 
 
 _BOUND = re.compile(
@@ -137,8 +218,8 @@ AGENT = AgentSpec(
         "the lowest tariff for a given payback period",
     ),
     inputs=(
-        InputField("target_irr", "寻优目标，例如“IRR 达到 8%”或“6 年回本”"),
-        InputField("solve_for", "要反推的参数：造价、电价或装机容量", required=False),
+        InputField("target_irr", "寻优目标，例如“IRR 达到 8%”“NPV 不低于 100 万元”或“6 年回本”"),
+        InputField("solve_for", "要反推的参数：造价、电价、上网电价、自发自用比例或装机容量", required=False),
     ),
     parse_answer=parse_answer,
     produces=(REVERSE,),

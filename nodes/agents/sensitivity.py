@@ -15,10 +15,11 @@ from nodes.agents._pv import CASE, PV_INPUTS, artifact_path, base_case, headline
 from nodes.kit.registry import AgentSpec
 from nodes.kit.step import StepContext
 from tools.contracts import AgentExecResult
+from tools.lang import pick
 from tools.pv.charts import tornado_chart
 from tools.pv.inputs import parse_fields
-from tools.pv.resolve import Resolution
-from tools.pv.sensitivity import sensitivity_table, table_markdown
+from tools.pv.resolve import Resolution, fmt
+from tools.pv.sensitivity import VARIABLES, sensitivity_table, table_markdown
 
 __all__ = ["AGENT", "SENSITIVITY", "run"]
 
@@ -27,17 +28,24 @@ SENSITIVITY = "sensitivity"  # results-index kind of a sensitivity table
 
 def run(ctx: StepContext) -> AgentExecResult:
     """Run the sensitivity analysis, or ask for the calculation it should start from."""
-    ctx.emit("正在查找已有的测算方案…")
-    case = base_case(ctx, "做敏感性分析")
+    lang = ctx.language
+    ctx.emit(pick(lang, "正在查找已有的测算方案…", "Looking for the calculation to start from…"))
+    case = base_case(ctx, pick(lang, "做敏感性分析", "run the sensitivity analysis"))
     if isinstance(case, Resolution):
         return ctx.interrupted(case.question, case.missing)
     inputs = case["inputs"]
-    ctx.emit(f"基准方案：{inputs['location']} · {inputs['project_type']} · {inputs['capacity_kw']:g} kW")
-    ctx.emit("正在计算造价、电价、发电量、自发自用比例、折现率 ±10%/±20% 下的 IRR 和 NPV…")
+    ctx.emit(pick(lang, "基准方案：", "Base case: ") + _where(inputs, lang))
+    ctx.emit(
+        pick(
+            lang,
+            "正在计算造价、电价、发电量、自发自用比例、折现率 ±10%/±20% 下的 IRR 和 NPV…",
+            "Computing IRR and NPV with cost, price, yield, self-consumption and discount rate at ±10%/±20%…",
+        )
+    )
     table = sensitivity_table(inputs)
-    ctx.emit("正在绘制龙卷风图…")
+    ctx.emit(pick(lang, "正在绘制龙卷风图…", "Drawing the tornado chart…"))
     chart = tornado_chart(table["tornado"], case["results"]["npv"], artifact_path(ctx, "tornado", "png"))
-    output = _summary(case, table, str(chart))
+    output = _summary(case, table, str(chart), lang)
     base = save_case(ctx, case)["case"]
     payload = {
         "base": base,
@@ -53,13 +61,27 @@ def run(ctx: StepContext) -> AgentExecResult:
     return ctx.result("completed", output, context)
 
 
-def _summary(case: dict[str, Any], table: dict[str, Any], chart: str) -> str:
+def _where(inputs: dict[str, Any], lang: str) -> str:
+    return " · ".join(fmt(k, inputs[k], lang) for k in ("location", "project_type", "capacity_kw"))
+
+
+def _summary(case: dict[str, Any], table: dict[str, Any], chart: str, lang: str = "zh") -> str:
     strongest = max(table["tornado"], key=lambda r: abs(r["npv_high"] - r["npv_low"]))
-    spread = abs(strongest["npv_high"] - strongest["npv_low"]) / 1e4
+    spread = abs(strongest["npv_high"] - strongest["npv_low"])
+    if lang == "en":
+        name = {n: en for n, _, en in VARIABLES}[strongest["variable"]].lower()
+        return "\n".join(
+            [
+                f"Sensitivity analysis (base case: {_where(case['inputs'], lang)})",
+                f"The {name} moves NPV the most: {spread:,.0f} yuan between −20% and +20%.",
+                f"Tornado chart: {chart}",
+                table_markdown(table, case["results"], lang),
+            ]
+        )
     return "\n".join(
         [
-            f"敏感性分析（基准：{case['inputs']['location']} · {case['inputs']['project_type']} · {case['inputs']['capacity_kw']:g} kW）",
-            f"对 NPV 影响最大的是{strongest['label']}：在 ±20% 范围内 NPV 相差 {spread:,.2f} 万元。",
+            f"敏感性分析（基准：{_where(case['inputs'], lang)}）",
+            f"对 NPV 影响最大的是{strongest['label']}：在 ±20% 范围内 NPV 相差 {spread / 1e4:,.2f} 万元。",
             f"龙卷风图：{chart}",
             table_markdown(table, case["results"]),
         ]

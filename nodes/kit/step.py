@@ -16,6 +16,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from graphs.context import Context
 from memory.types import memory_namespace
 from tools.contracts import AgentExecResult
+from tools.lang import detect_language
 from tools.results import InMemoryResults, Results, StoredResult
 
 if TYPE_CHECKING:
@@ -103,6 +104,12 @@ class StepContext:
         if self.window is None:
             return [SystemMessage(system_prompt), HumanMessage(request)]
         return self.window(system_prompt, request)
+
+    @property
+    def language(self) -> str:
+        """The language to answer in ("zh" or "en"): the plan's (set by the planner), else the request's."""
+        lang = self.plan_context.get("lang")
+        return lang if lang in ("zh", "en") else detect_language(self.user_query)
 
     def texts(self) -> list[str]:
         """The user's words for this step, oldest first: request, step requirement, answers."""

@@ -56,8 +56,16 @@ def _closed(sentence: str) -> str:
     return sentence if sentence.endswith(("。", "！", "？", "!", "?")) else sentence + "。"
 
 
-def not_found_answer(question: str, terms: Sequence[str], documents: int) -> str:
-    """Say "我不知道", with what was searched and how to add documents."""
+def not_found_answer(question: str, terms: Sequence[str], documents: int, lang: str = "zh") -> str:
+    """Say "我不知道" ("I don't know"), with what was searched and how to add documents."""
+    if lang == "en":
+        words = ", ".join(terms) if terms else "no usable keywords"
+        return (
+            f"I don't know. I searched the {documents} documents of the knowledge base for “{question}” "
+            f"(keywords: {words}) and found nothing relevant enough. plangraph answers PV investment "
+            "questions (economics, sensitivity, reverse optimisation, reports) and PV policy questions from "
+            "its knowledge base; try rephrasing, or put documents (.md/.txt) into the PLANGRAPH_KB_DIR folder."
+        )
     keywords = "、".join(terms) if terms else "（无有效关键词）"
     return (
         f"我不知道。我在知识库的 {documents} 篇文档中检索了“{question}”（关键词：{keywords}），"

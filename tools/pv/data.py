@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -36,11 +37,21 @@ class Location:
     district: str
     specific_yield: float
     source: str
+    names_en: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
         """Display name, e.g. "杭州市余杭区" or "上海市"."""
         return self.city + self.district
+
+    @property
+    def name_en(self) -> str:
+        """English display name, e.g. "Yuhang, Hangzhou" or "Shanghai" (the table's first spelling)."""
+        own = _title(self.names_en[0]) if self.names_en else self.name
+        if not self.district:
+            return own
+        city = next((loc for loc in locations() if loc.city == self.city and not loc.district), None)
+        return f"{own}, {city.name_en}" if city else own
 
 
 @dataclass(frozen=True)
@@ -50,6 +61,7 @@ class Default:
     value: float
     unit: str
     basis: str
+    basis_en: str = ""
 
 
 SHIPPED_TABLES = Path(str(files("tools.pv") / "tables"))
@@ -100,9 +112,20 @@ def _rows(name: str) -> list[dict[str, str]]:
 def locations() -> tuple[Location, ...]:
     """All rows of `yield.csv`."""
     return tuple(
-        Location(r["province"], r["city"], r["district"], float(r["specific_yield_kwh_per_kwp"]), r["source"])
+        Location(
+            r["province"],
+            r["city"],
+            r["district"],
+            float(r["specific_yield_kwh_per_kwp"]),
+            r["source"],
+            tuple(n.strip().lower() for n in (r.get("name_en") or "").split("|") if n.strip()),
+        )
         for r in _rows("yield.csv")
     )
+
+
+def _title(name: str) -> str:
+    return " ".join(part[:1].upper() + part[1:] for part in name.split())
 
 
 def _short(name: str) -> str:
@@ -131,24 +154,51 @@ def _aliases() -> tuple[tuple[str, Location], ...]:
     return tuple(sorted(pairs.items(), key=lambda kv: -len(kv[0])))
 
 
+@_per_folder
+def _latin_aliases() -> tuple[tuple[re.Pattern[str], Location], ...]:
+    """Pinyin / English spellings of each row (`name_en` in yield.csv) as word-bounded patterns.
+
+    "xi'an" also matches "xian" and "Xi’an"; "west lake" also "west-lake"; a trailing "city" or
+    "district" is allowed and swallowed.
+    """
+    pairs = []
+    for loc in locations():
+        for name in loc.names_en:
+            body = re.escape(name).replace("'", "['’]?").replace(r"\ ", r"[\s-]*")
+            suffix = r"(?:[\s-]*(?:city|district|new area|county))?"
+            pairs.append((re.compile(rf"(?<![a-z]){body}{suffix}(?![a-z])"), loc))
+    return tuple(sorted(pairs, key=lambda p: -len(p[0].pattern)))
+
+
 def find_locations(text: str) -> list[tuple[int, Location]]:
-    """Known places mentioned in `text` as (position, location), in order of appearance."""
+    """Known places mentioned in `text` as (position, location), in order of appearance.
+
+    Chinese names and their pinyin/English spellings (lower case) both count.
+    """
     found: list[tuple[int, Location]] = []
     taken: list[range] = []
+
+    def take(start: int, end: int, loc: Location) -> None:
+        span = range(start, end)
+        if not any(start in t or span[-1] in t for t in taken):
+            taken.append(span)
+            found.append((start, loc))
+
     for alias, loc in _aliases():
         start = text.find(alias)
         while start >= 0:
-            span = range(start, start + len(alias))
-            if not any(start in t or span[-1] in t for t in taken):
-                taken.append(span)
-                found.append((start, loc))
+            take(start, start + len(alias), loc)
             start = text.find(alias, start + 1)
-    # "杭州余杭区": the city and its district both match; keep the more specific one.
+    for pattern, loc in _latin_aliases():
+        for m in pattern.finditer(text):
+            take(m.start(), m.end(), loc)
+    # "杭州余杭区", "Xiaoshan district of Hangzhou": the city and its district both match close
+    # together; keep the more specific one.
     found.sort(key=lambda item: item[0])
     merged: list[tuple[int, Location]] = []
     for pos, loc in found:
-        if merged and merged[-1][1].city == loc.city and pos - merged[-1][0] <= 4:
-            if loc.district:
+        if merged and merged[-1][1].city == loc.city and pos - merged[-1][0] <= 24:
+            if loc.district and not merged[-1][1].district:
                 merged[-1] = (merged[-1][0], loc)
             continue
         merged.append((pos, loc))
@@ -170,7 +220,9 @@ def feed_in_price(province: str) -> tuple[float, str] | None:
 @_per_folder
 def _defaults() -> dict[tuple[str, str], Default]:
     return {
-        (r["project_type"], r["field"]): Default(float(r["value"]), r["unit"], r["basis"])
+        (r["project_type"], r["field"]): Default(
+            float(r["value"]), r["unit"], r["basis"], r.get("basis_en") or r["basis"]
+        )
         for r in _rows("defaults.csv")
     }
 

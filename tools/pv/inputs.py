@@ -1,8 +1,12 @@
-"""Chinese free text → PV calculation fields ("装机容量500kW", "电价0.85元/度", "杭州余杭区").
+"""Free text in Chinese or English → PV calculation fields ("装机容量500kW", "tariff 0.8 yuan/kWh").
 
+English is first rewritten into the Chinese vocabulary the rules read (`_ENGLISH`: a glossary
+of the domain's terms, units and comparison words — "self-consumption" → 自发自用, "yuan/W" →
+元/w, "1.5 million" → 150万, "at least" → 不低于), so one set of rules serves both languages.
 Every number is converted to one canonical unit here (kW, 元/W, 元/kWh, ratios 0–1, kWh); a
 number whose unit is missing or ambiguous is kept under an `*_unitless` key so validation asks
-about it instead of guessing. Numbers written in Chinese characters (五百千瓦) are not read.
+about it instead of guessing. Negative numbers are kept (validation names them back). Numbers
+written in Chinese characters (五百千瓦) are not read.
 """
 
 from __future__ import annotations
@@ -16,14 +20,22 @@ from tools.pv.data import find_locations
 
 __all__ = ["EXCLUSIVE_GROUPS", "merge_fields", "normalize", "parse_fields", "parse_with_rest"]
 
-_N = r"(\d+(?:\.\d+)?)"
-_S = r"[为是:约\s]*"
+_N = r"((?:(?<![\d.])-)?\d+(?:\.\d+)?)"
+# Between a field's name and its value: copulas, "about", and the verbs of a change ("降到").
+_S = (
+    r"(?:[为是:约\s=]|降到|降至|降为|降低到|下降到|提高到|提高至|提到|涨到|升到|上涨到|改为|改成|改到|调到|"
+    r"调整为|调整到|变成|换成|变为|只有|仅有|要是|若为|假如|假设|设为|按|到|大概|大约)*"
+)
 _PRICE_UNIT = r"(元/度|元/kwh|元/千瓦时|元/mwh|元/兆瓦时|分/度|分/kwh|分|元)?"
 _PRICE_SCALE = {"元/mwh": 0.001, "元/兆瓦时": 0.001, "分/度": 0.01, "分/kwh": 0.01, "分": 0.01}
 _REUSE = re.compile(
     r"其[他它余]参数不变|参数不变|沿用|重新测算|重新计算|再算一次|再测算|同样的参数|相同的?参数|上次的参数|之前的参数|保持不变"
 )
-_CI_WORDS = frozenset({"工商业", "工业", "商业", "厂房", "厂区", "企业"})
+# Building and owner words that say which kind of project it is.
+_CI_WORDS = (
+    "工商业|工业|商业|厂房|厂区|工厂|企业|公司|仓库|物流|园区|商场|超市|酒店|宾馆|写字楼|办公楼|车间|制造"
+)
+_HOUSEHOLD_WORDS = "户用|居民|家庭|家用|自家|我家|农户|住宅|自建房|农村|别墅|民房|屋主"
 _CHANGE = re.compile(r"更换到|更换为|换到|换成|改为|改成|改到|变更为|调整为|搬到")
 _PLACE = re.compile(
     r"(?:地点|地址|位置|位于|项目地|所在地|城市|更换到|更换为|换到|换成|改为|改成|改到)[是为在:\s]*([\u4e00-\u9fff]{2,10}?(?:省|市|区|县|州|旗))"
@@ -38,9 +50,115 @@ EXCLUSIVE_GROUPS: tuple[tuple[str, ...], ...] = (
 )
 
 
+def _scaled(factor: float, unit: str) -> Callable[[re.Match], str]:
+    return lambda m: f"{float(m[1]) * factor:g}{unit}"
+
+
+# English → the Chinese vocabulary of the rules, applied in order to lower-cased text.
+_ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
+    (r"[’`´]", "'"),
+    (r"(\d+(?:\.\d+)?)\s*billion\b", _scaled(10, "亿")),
+    (r"(\d+(?:\.\d+)?)\s*million\b", _scaled(100, "万")),
+    (r"(\d+(?:\.\d+)?)\s*(?:thousand\b|k\b(?!\s*w))", _scaled(1000, "")),
+    (r"\b(?:yuan|rmb|cny|renminbi)\b|¥", "元"),
+    (r"元\s*((?:-)?\d+(?:\.\d+)?)", r"\1元"),  # "RMB 3.1/W" → "3.1元/W"
+    (r"\bcents?\b|\bfen\b", "分"),
+    (r"\bkilowatt[- ]?hours?\b|\bkw[- ]?h\b|\bunits? of electricity\b", "kwh"),
+    (r"\bmegawatt[- ]?hours?\b", "mwh"),
+    (r"\bkilowatts?(?:[- ]peak)?\b", "kw"),
+    (r"\bmegawatts?(?:[- ]peak)?\b", "mw"),
+    (r"\bwatts?(?:[- ]peak)?\b", "w"),
+    (r"\b(?:square met(?:er|re)s?|sq\.? ?m|sqm)\b", "平方米"),
+    (r"\s*(?:/|\bper\b|\ban?\b|\beach\b)\s*(kwh|kwp|kw|mwh|mw|wp|w)\b", r"/\1"),
+    (r"\s*(?:/|\bper\b|\ban?\b|\beach\b)\s*(?:year|yr|annum)\b", "/年"),
+    (r"\b(\d+)\s*[- ]?(?:years?|yrs?)\b", r"\1年"),
+    (
+        r"\b(?:within|under|below|less than|no more than|not more than|at most|not exceeding|<=|≤)\s*",
+        "不超过",
+    ),
+    (r"\b(?:at least|no less than|not less than|minimum of|above|>=|≥)\s*", "不低于"),
+    (r"\bpayback(?: period| time)?\b|\bpay[- ]?back period\b", "回收期"),
+    (r"\bpays? (?:itself |for itself )?back\b|\bbreak[- ]?even\b", "回本"),
+    (r"\binternal rate of return\b", "irr"),
+    (r"\bnet present value\b", "npv"),
+    (
+        r"\b(?:export(?:ing|s)?|sell(?:ing|s)?) (?:all|everything)(?: (?:of )?(?:the |their |its |my )?(?:power|electricity|energy|output))?(?: to the grid)?|\bfull(?:[- ]grid)? (?:export|feed[- ]in)\b",
+        "全额上网",
+    ),
+    (
+        r"\b(?:full|complete|total) self[- ]?(?:consumption|use)\b|\bself[- ]?consum(?:e|es|ing) (?:all|everything)\b",
+        "全部自用",
+    ),
+    (
+        r"\bself[- ]?(?:consumption|consumed|use|used)(?: (?:ratio|rate|share|percentage|level))?\b|\bon[- ]site (?:consumption|use)\b",
+        "自发自用",
+    ),
+    (
+        r"\b(?:feed[- ]in|export|grid[- ]export|on[- ]grid|selling|sale) (?:tariff|price|rate)\b|\bfit\b",
+        "上网电价",
+    ),
+    (
+        r"\b(?:electricity|power|retail|grid|purchase|purchased|utility) (?:price|tariff|rate|cost)s?\b|\bprice of (?:electricity|power)\b|\btariffs?\b",
+        "电价",
+    ),
+    (r"\bdiscount(?:ing)? rate\b|\bwacc\b|\bcost of capital\b|\bhurdle rate\b", "折现率"),
+    (
+        r"\b(?:annual|yearly|per year|a year) (?:electricity |power |energy )?(?:consumption|load|demand|usage|use)\b|\b(?:consumption|load|usage|demand) (?:per|a|each) year\b",
+        "年用电量",
+    ),
+    (
+        r"\b(?:uses?|using|consumes?|consuming)\s+([\d.]+\s*(?:万|亿)?\s*(?:kwh|mwh))\s*(?:/年|a year|per year|each year|annually)",
+        r"年用电量\1",
+    ),
+    (r"\b(?:o&m|operation and maintenance|maintenance) (?:cost|costs|fee|fees)?\b", "运维"),
+    (r"\b(?:total (?:investment|capex|cost)|investment in total|overall (?:investment|cost))\b", "总投资"),
+    (
+        r"\b(?:capex|capital cost|investment cost|construction cost|installed cost|system cost|epc (?:price|cost)|cost per watt|price per watt|unit cost|costs?)\b(?: per watt| per w)?",
+        "造价",
+    ),
+    (r"\b(?:installed capacity|system size|capacity|plant size|array size)\b", "装机容量"),
+    (r"\b(?:specific yield|full[- ]load hours|equivalent hours|peak sun hours)\b", "年等效利用小时数"),
+    (r"\b(?:first[- ]year degradation)\b", "首年衰减"),
+    (r"\b(?:annual|yearly|linear) degradation\b", "逐年衰减"),
+    (
+        r"\b(?:project |operating |operation |service |economic )?(?:lifetime|life ?span|life|lifecycle|operating period|operation period|project period|horizon)\b",
+        "运营期",
+    ),
+    (r"(?:^|(?<=[,;:，；]))\s*(\d+)年(?=\s*(?:[.,;，。；]|$))", r" 运营期\1年"),  # ", 25 years."
+    (
+        r"\b(?:commercial|industrial|c ?& ?i|c and i|factory|factories|warehouse|plant|business|company|"
+        r"enterprise|office|mall|hotel|logistics|workshop|manufactur\w*)\b",
+        " 工商业 ",
+    ),
+    (r"\b(?:residential|household|home|house|domestic|villa|homeowner|my roof|family)\b", " 户用 "),
+    (r"\b(?:change (?:it )?to|switch (?:it )?to|make it|move (?:it )?to|instead of|replace with)\b", "换成"),
+    (
+        r"\b(?:drops?|falls?|goes (?:up|down)|rises?|increases?|decreases?|changes?|is changed|were|was|becomes?|set|is|are|of|at|reach(?:es|ing)?|hit|get|gets|achieve[sd]?|target(?:ing)?)\b\s*(?:to\b)?",
+        " ",
+    ),
+    (r"\b(?:highest|maximum|max|most|upper limit)\b", "最高"),
+    (r"\b(?:lowest|minimum|min|least|lower limit)\b", "最低"),
+    (r"\b(?:largest|biggest)\b", "最大"),
+    (r"\bhow (?:much|many|high|low|big|large|small|cheap)\b|\bwhat(?:'s)?\b|\bwhich\b", "多少"),
+    (
+        r"\b(?:solve for|back[- ]?calculate|back[- ]?solve|work out|reverse[- ]?(?:engineer|calculate|solve)?|optimi[sz]e|find)\b",
+        "反推",
+    ),
+)
+_ENGLISH_COMPILED = tuple((re.compile(p), r) for p, r in _ENGLISH)
+
+
 def normalize(text: str) -> str:
-    """NFKC (full-width → ASCII, ㎡ → m2), lower case, thousands separators removed."""
-    return re.sub(r"(?<=\d),(?=\d{3})", "", unicodedata.normalize("NFKC", text).lower())
+    """NFKC (full-width → ASCII, ㎡ → m2), lower case, no thousands separators, English rewritten.
+
+    Minus signs are unified and English terms are rewritten into the rules' vocabulary (`_ENGLISH`).
+    """
+    text = unicodedata.normalize("NFKC", text).lower().replace("−", "-")
+    text = re.sub(r"(?<=\d),(?=\d{3})", "", text)
+    if re.search(r"[a-z]{2}", text):
+        for pattern, repl in _ENGLISH_COMPILED:
+            text = pattern.sub(repl, text)  # type: ignore[arg-type]
+    return text
 
 
 def _ratio(num: str, pct: str | None) -> float:
@@ -103,6 +221,10 @@ _RULES: tuple[tuple[str, Callable[[re.Match], dict[str, Any]]], ...] = (
     (rf"{_N}\s*(元/wp|元/w|元/瓦|元每瓦|元/kwp|元/kw|元/千瓦|万元/mwp|万元/mw|万元/兆瓦)(?![h时])", _capex),
     (rf"每瓦{_S}{_N}\s*元", lambda m: {"capex_yuan_per_w": float(m[1])}),
     (
+        rf"(?:单瓦造价|单瓦成本|单瓦投资|每瓦造价|每瓦成本){_S}{_N}\s*元(?![/每\d])",
+        lambda m: {"capex_yuan_per_w": float(m[1])},
+    ),
+    (
         rf"(?:单瓦造价|单位造价|单瓦成本|单位投资|建设成本|epc|造价){_S}{_N}(?!\s*(?:[\d.]|元|万|亿))",
         lambda m: {"capex_unitless": float(m[1])},
     ),
@@ -131,6 +253,10 @@ _RULES: tuple[tuple[str, Callable[[re.Match], dict[str, Any]]], ...] = (
         rf"(?:自发自用比例|自发自用率|自发自用|自用比例|自用率|消纳比例){_S}{_N}\s*(%)?",
         lambda m: {"self_consumption": _ratio(m[1], m[2])},
     ),
+    (
+        rf"{_N}\s*%\s*的?(?:自发自用比例|自发自用率|自发自用|自用比例|自用率|自用|消纳比例)",
+        lambda m: {"self_consumption": _ratio(m[1], "%")},
+    ),
     (r"全额上网", lambda m: {"self_consumption": 0.0}),
     (r"全部自用|全额自用|完全自用", lambda m: {"self_consumption": 1.0}),
     (rf"首年(?:组件)?衰减率?{_S}{_N}\s*(%)?", lambda m: {"first_year_degradation": _ratio(m[1], m[2])}),
@@ -139,24 +265,28 @@ _RULES: tuple[tuple[str, Callable[[re.Match], dict[str, Any]]], ...] = (
         lambda m: {"annual_degradation": _ratio(m[1], m[2])},
     ),
     (
-        rf"(?<!回收)(?:运营期|运营年限|运行期|运行年限|寿命|使用年限|测算年限|测算期|项目周期|周期|年限){_S}{_N}\s*年",
+        rf"(?<!回收)(?:运营期|运营年限|运行期|运行年限|寿命|使用年限|测算年限|测算期|项目周期|周期|年限|运营|运行){_S}{_N}\s*年",
         lambda m: {"lifetime_years": float(m[1])},
     ),
-    (rf"{_N}\s*年(?:运营期|寿命|测算期)", lambda m: {"lifetime_years": float(m[1])}),
+    (rf"{_N}\s*年\s*(?:的)?(?:运营期|寿命|测算期)", lambda m: {"lifetime_years": float(m[1])}),
     (
         rf"(?:折现率|贴现率|基准收益率|资金成本|资本成本){_S}{_N}\s*(%)?",
         lambda m: {"discount_rate": _ratio(m[1], m[2])},
     ),
+    (rf"{_N}\s*%\s*的?(?:折现率|贴现率)", lambda m: {"discount_rate": _ratio(m[1], "%")}),
 )
 _COMPILED = tuple((re.compile(p), h) for p, h in _RULES)
 
 
 def _project_type(text: str) -> str | None:
+    """The project type named in `text`; after a change word ("换成户用") the new one wins."""
     hits = [
-        (m.start(), "工商业" if m[0] in _CI_WORDS else "户用")
-        for m in re.finditer(r"工商业|工业|商业|厂房|厂区|企业|户用|居民|家庭|家用|自家|农户|住宅", text)
+        (m.start(), "工商业" if m.lastgroup == "ci" else "户用")
+        for m in re.finditer(f"(?P<ci>{_CI_WORDS})|(?P<home>{_HOUSEHOLD_WORDS})", text)
     ]
-    return min(hits)[1] if hits else None
+    change = _CHANGE.search(text)
+    after = [hit for hit in hits if change and hit[0] >= change.end()]
+    return min(after or hits)[1] if hits else None
 
 
 def _location(text: str) -> dict[str, str]:

@@ -12,7 +12,8 @@ import html
 from pathlib import Path
 from typing import Any
 
-from tools.pv.resolve import LABELS, fmt
+from tools.lang import pick
+from tools.pv.resolve import LABELS, fmt, label
 from tools.pv.text import money, pct, years
 
 __all__ = ["report_sections", "to_html", "to_markdown"]
@@ -23,32 +24,73 @@ _ASSUMPTIONS = (
     "发电量按首年衰减后线性逐年衰减；自用电量按自用电价、其余按上网电价结算（给出年用电量时，自用电量不超过年用电量）。",
     "NPV、IRR 由 numpy-financial 计算；回收期在年内线性插值。",
 )
+_ASSUMPTIONS_EN = (
+    "All equity, pre-tax; no loans, income tax, subsidies or residual value; electricity price, "
+    "feed-in price and O&M cost flat over the lifetime.",
+    "Generation degrades by the first-year rate, then linearly each year; self-used energy earns the "
+    "electricity price, the rest the feed-in price (with an annual consumption given, self-use never exceeds it).",
+    "NPV and IRR computed with numpy-financial; payback interpolated within the year.",
+)
+# Chinese heading → English heading, for the English report.
+_EN = {
+    "项目输入": "Inputs",
+    "参数": "Input",
+    "取值": "Value",
+    "默认值与依据": "Defaults and their basis",
+    "全部参数由您提供。": "You gave every input.",
+    "测算结果": "Results",
+    "指标": "Metric",
+    "数值": "Value",
+    "总投资": "Investment",
+    "首年发电量": "First-year generation",
+    "净现值 NPV": "NPV",
+    "内部收益率 IRR": "IRR",
+    "平准化度电成本 LCOE": "LCOE",
+    "静态回收期": "Payback (static)",
+    "动态回收期": "Payback (discounted)",
+    "逐年现金流": "Cash flow by year",
+    "现金流图": "Cash flow chart",
+    "年份": "Year",
+    "发电量（万kWh）": "Generation (kWh)",
+    "收入": "Revenue",
+    "运维成本": "O&M cost",
+    "净现金流": "Net cash flow",
+    "累计现金流": "Cumulative cash flow",
+    "变量": "Variable",
+    "变动": "Change",
+    "敏感性分析龙卷风图": "Sensitivity tornado chart",
+    "敏感性分析": "Sensitivity analysis",
+    "测算说明": "Basis of the calculation",
+}
 
 
 def report_sections(
-    case: dict[str, Any], cashflow_png: Path, sensitivity: dict[str, Any] | None
+    case: dict[str, Any], cashflow_png: Path, sensitivity: dict[str, Any] | None, lang: str = "zh"
 ) -> list[Section]:
     """Sections of the report for `case` (a pv_calc context) and an optional sensitivity context."""
     v, r = case["inputs"], case["results"]
+    en = lang == "en"
     shown = [k for k in LABELS if v.get(k) is not None]
-    inputs = [[LABELS[k][0], fmt(k, v[k])] for k in shown]
+    inputs = [[label(k, lang), fmt(k, v[k], lang)] for k in shown]
+    generation = r["first_year_generation_kwh"]
+    lcoe = "—" if r["lcoe"] is None else f"{r['lcoe']:.3f} " + pick(lang, "元/kWh", "yuan/kWh")
     results = [
-        ["总投资", money(r["investment"])],
-        ["首年发电量", f"{r['first_year_generation_kwh'] / 1e4:,.2f} 万kWh"],
-        ["净现值 NPV", money(r["npv"])],
-        ["内部收益率 IRR", pct(r["irr"])],
-        ["平准化度电成本 LCOE", "—" if r["lcoe"] is None else f"{r['lcoe']:.3f} 元/kWh"],
-        ["静态回收期", years(r["payback_static"])],
-        ["动态回收期", years(r["payback_discounted"])],
+        ["总投资", money(r["investment"], lang)],
+        ["首年发电量", f"{generation:,.0f} kWh" if en else f"{generation / 1e4:,.2f} 万kWh"],
+        ["净现值 NPV", money(r["npv"], lang)],
+        ["内部收益率 IRR", pct(r["irr"], pick(lang, "不存在", "none"))],
+        ["平准化度电成本 LCOE", lcoe],
+        ["静态回收期", years(r["payback_static"], lang)],
+        ["动态回收期", years(r["payback_discounted"], lang)],
     ]
     flows = [
         [
             str(row["year"]),
-            f"{row['generation_kwh'] / 1e4:,.2f}",
-            money(row["revenue"]),
-            money(row["om_cost"]),
-            money(row["net_cash_flow"]),
-            money(row["cumulative"]),
+            f"{row['generation_kwh']:,.0f}" if en else f"{row['generation_kwh'] / 1e4:,.2f}",
+            money(row["revenue"], lang),
+            money(row["om_cost"], lang),
+            money(row["net_cash_flow"], lang),
+            money(row["cumulative"], lang),
         ]
         for row in case["cashflow"]
     ]
@@ -59,7 +101,12 @@ def report_sections(
             [
                 (
                     "list",
-                    [f"{d['label']}：{d['text']}（{d['basis']}）" for d in case.get("defaults_used", [])]
+                    [
+                        f"{d['label']}: {d['text']} ({d['basis']})"
+                        if en
+                        else f"{d['label']}：{d['text']}（{d['basis']}）"
+                        for d in case.get("defaults_used", [])
+                    ]
                     or ["全部参数由您提供。"],
                 )
             ],
@@ -76,11 +123,11 @@ def report_sections(
     if sensitivity:
         rows = [
             [
-                s["label"],
+                label(s["variable"], lang) if en else s["label"],
                 f"{s['change'] * 100:+.0f}%",
-                fmt(s["variable"], s["value"]),
+                fmt(s["variable"], s["value"], lang),
                 pct(s["irr"]),
-                money(s["npv"]),
+                money(s["npv"], lang),
             ]
             for s in sensitivity["table"]
         ]
@@ -88,20 +135,39 @@ def report_sections(
         if sensitivity.get("chart") and Path(sensitivity["chart"]).is_file():
             blocks.insert(0, ("img", Path(sensitivity["chart"]), "敏感性分析龙卷风图"))
         sections.append(("敏感性分析", blocks))
-    sections.append(("测算说明", [("list", list(_ASSUMPTIONS))]))
-    return sections
+    sections.append(("测算说明", [("list", list(_ASSUMPTIONS_EN if en else _ASSUMPTIONS))]))
+    return [_english(section) for section in sections] if en else sections
 
 
-def _title(case: dict[str, Any]) -> str:
+def _english(section: Section) -> Section:
+    """A section with its fixed Chinese words (headings, table heads, row names) in English."""
+    title, blocks = section
+
+    def tr(text: Any) -> Any:
+        return _EN.get(text, text) if isinstance(text, str) else text
+
+    out: list[tuple[Any, ...]] = []
+    for block in blocks:
+        if block[0] == "table":
+            out.append(("table", [tr(h) for h in block[1]], [[tr(c) for c in row] for row in block[2]]))
+        elif block[0] == "list":
+            out.append(("list", [tr(item) for item in block[1]]))
+        elif block[0] == "img":
+            out.append(("img", block[1], tr(block[2])))
+        else:
+            out.append(block)
+    return tr(title), out
+
+
+def _title(case: dict[str, Any], lang: str = "zh") -> str:
     v = case["inputs"]
-    return (
-        f"光伏经济性测算报告：{v['location']} · {v['project_type']} · {fmt('capacity_kw', v['capacity_kw'])}"
-    )
+    where = " · ".join(fmt(k, v[k], lang) for k in ("location", "project_type", "capacity_kw"))
+    return pick(lang, f"光伏经济性测算报告：{where}", f"PV economics report: {where}")
 
 
-def to_markdown(case: dict[str, Any], sections: list[Section]) -> str:
+def to_markdown(case: dict[str, Any], sections: list[Section], lang: str = "zh") -> str:
     """The report as Markdown."""
-    out = [f"# {_title(case)}", ""]
+    out = [f"# {_title(case, lang)}", ""]
     for title, blocks in sections:
         out += [f"## {title}", ""]
         for block in blocks:
@@ -118,15 +184,15 @@ def to_markdown(case: dict[str, Any], sections: list[Section]) -> str:
     return "\n".join(out)
 
 
-def to_html(case: dict[str, Any], sections: list[Section]) -> str:
+def to_html(case: dict[str, Any], sections: list[Section], lang: str = "zh") -> str:
     """The report as a standalone HTML page (images embedded)."""
     esc = html.escape
     out = [
-        '<!DOCTYPE html><html lang="zh-CN"><head><meta charset="utf-8">',
-        f"<title>{esc(_title(case))}</title>",
+        f'<!DOCTYPE html><html lang="{pick(lang, "zh-CN", "en")}"><head><meta charset="utf-8">',
+        f"<title>{esc(_title(case, lang))}</title>",
         "<style>body{font-family:sans-serif;max-width:960px;margin:auto}table{border-collapse:collapse}"
         "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}img{max-width:100%}</style></head><body>",
-        f"<h1>{esc(_title(case))}</h1>",
+        f"<h1>{esc(_title(case, lang))}</h1>",
     ]
     for title, blocks in sections:
         out.append(f"<h2>{esc(title)}</h2>")

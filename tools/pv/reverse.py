@@ -1,8 +1,11 @@
-"""Reverse optimisation: the capex, electricity price or capacity that reaches a target IRR or payback.
+"""Reverse optimisation: the value of one input that reaches a target IRR, NPV or payback.
 
-Each metric is monotonic in each variable (IRR falls as capex rises, rises with the price, and
-falls with capacity once generation exceeds the site's load), so a feasibility check at the
-search bounds followed by bisection finds the boundary value, or proves the target unreachable.
+Variables: cost per watt, electricity price, feed-in price, self-consumption, and capacity (which
+only matters when the site's annual load caps self-use). Targets: IRR ≥ x, NPV ≥ x, static
+payback ≤ n years. The metric is sampled over the variable's plausible range and the boundary is
+refined by bisection, so a target is either met (with the boundary value), met everywhere in
+the range (`unbounded`: the variable does not limit it — never reported as a number), or
+unreachable (with the best reachable metric and where it is reached).
 """
 
 from __future__ import annotations
@@ -13,110 +16,153 @@ from typing import Any
 from tools.pv.economics import simulate
 from tools.pv.inputs import normalize
 
-__all__ = ["BOUNDS", "parse_target", "solve", "strip_target"]
+__all__ = ["BOUNDS", "VARIABLES", "parse_target", "solve", "strip_target"]
 
-_N = r"(\d+(?:\.\d+)?)"
+_N = r"((?:(?<![\d.])-)?\d+(?:\.\d+)?)"
 _IRR = (
-    re.compile(rf"(?:irr|内部收益率|(?<!基准)收益率)[要需目标达到不低于至少为是:≥>=\s]*{_N}\s*%"),
+    re.compile(rf"(?:irr|内部收益率|(?<!基准)收益率)[^\d,，。;；%]{{0,8}}?{_N}\s*%"),
     re.compile(rf"{_N}\s*%\s*的?(?:irr|内部收益率|收益率)(?!\s*\d)"),
 )
+_NPV = (re.compile(rf"(?:npv|净现值)[^\d,，。;；%]{{0,8}}?{_N}\s*(亿|万)?\s*元?(?!\s*[\d%])"),)
 _PAYBACK = (
     re.compile(
-        rf"(?:投资回收期|回收期|回本期|回收年限|回本)[要需目标达到缩短至不超过高于控制在为是:≤<=\s]*{_N}\s*年(?:以内|内)?"
+        rf"(?:投资回收期|回收期|回本期|回收年限|回本)[^\d,，。;；%]{{0,8}}?{_N}\s*年(?:以内|之内|内)?"
     ),
-    re.compile(rf"{_N}\s*年(?:以内|内)?(?:回本|收回投资)"),
+    re.compile(rf"{_N}\s*年\s*(?:以内|之内|内)?\s*(?:回本|回收期|收回投资)"),
 )
-_VARIABLE = (
-    re.compile(
-        r"(单瓦造价|造价|投资|成本|电价|装机容量|容量|规模)[^,，。;；\d]{0,8}?(?:多少|几|最高|最低|最大|最小|上限|下限|需要|应|要降|要到|能到|降到|提高到)"
-    ),
-    re.compile(
-        r"(?:反推|倒推|求|寻优|优化|算出|计算)[^,，。;；]{0,6}?(单瓦造价|造价|投资|电价|装机容量|容量|规模)"
-    ),
-)
-_WORD_TO_VARIABLE = {
+# Words naming each variable, longest first (上网电价 before 电价).
+VARIABLES: dict[str, str] = {
+    "自发自用比例": "self_consumption",
+    "自发自用率": "self_consumption",
+    "自发自用": "self_consumption",
+    "自用比例": "self_consumption",
+    "消纳比例": "self_consumption",
+    "上网电价": "feed_in_price",
+    "燃煤基准价": "feed_in_price",
     "单瓦造价": "capex_yuan_per_w",
     "造价": "capex_yuan_per_w",
     "投资": "capex_yuan_per_w",
     "成本": "capex_yuan_per_w",
     "电价": "electricity_price",
     "装机容量": "capacity_kw",
+    "装机规模": "capacity_kw",
     "容量": "capacity_kw",
     "规模": "capacity_kw",
+    "装多大": "capacity_kw",
+    "装多少": "capacity_kw",
 }
-# Search range per variable (capex below 1 元/W is not a real PV system); capacity depends on
-# the project type (see tools.pv.resolve checks).
-BOUNDS: dict[str, tuple[float, float]] = {"capex_yuan_per_w": (1.0, 15.0), "electricity_price": (0.0, 5.0)}
+_WORDS = "|".join(sorted(VARIABLES, key=len, reverse=True))
+_ASKED = r"多少|几|最高|最低|最大|最小|上限|下限|需要|应|要降|要到|能到|降到|提高到|至少|起码"
+_VARIABLE = (
+    re.compile(rf"({_WORDS})[^,，。;；\d]{{0,8}}?(?:{_ASKED})"),
+    re.compile(rf"(?:多少|多大|最高|最低|最大|最小|怎样的|什么样的?)[^,，。;；\d]{{0,12}}?({_WORDS})"),
+    re.compile(rf"(?:反推|倒推|求|寻优|优化|算出|计算)[^,，。;；]{{0,8}}?({_WORDS})"),
+)
+# Search range per variable; capacity depends on the project type (see reverse_opt).
+BOUNDS: dict[str, tuple[float, float]] = {
+    "capex_yuan_per_w": (1.0, 15.0),
+    "electricity_price": (0.0, 5.0),
+    "feed_in_price": (0.0, 2.0),
+    "self_consumption": (0.0, 1.0),
+}
+# The answer is the highest value that still meets the target for these, else the lowest.
+_HIGHEST = frozenset({"capex_yuan_per_w", "capacity_kw"})
 
 
 def strip_target(text: str) -> str:
     """`text` (normalized) without its target phrases, so "回收期6年" is not read as a lifetime."""
     text = normalize(text)
-    for pattern in (*_IRR, *_PAYBACK):
+    for pattern in (*_IRR, *_NPV, *_PAYBACK):
         text = pattern.sub(" ", text)
     return text
 
 
 def parse_target(text: str) -> dict[str, Any]:
-    """`{"target_irr": 0.08}` or `{"target_payback": 6.0}`, plus `"solve_for"` when named."""
+    """`{"target_irr": 0.08}`, `{"target_npv": 1e6}` or `{"target_payback": 6.0}`, plus `"solve_for"`."""
     text = normalize(text)
     found: dict[str, Any] = {}
-    for key, patterns, scale in (("target_irr", _IRR, 0.01), ("target_payback", _PAYBACK, 1.0)):
-        if match := next((m for p in patterns if (m := p.search(text))), None):
-            found[key] = float(match[1]) * scale
+    if match := next((m for p in _IRR if (m := p.search(text))), None):
+        found["target_irr"] = float(match[1]) / 100
+    if match := next((m for p in _NPV if (m := p.search(text))), None):
+        found["target_npv"] = float(match[1]) * {"亿": 1e8, "万": 1e4}.get(match[2] or "", 1)
+    if match := next((m for p in _PAYBACK if (m := p.search(text))), None):
+        found["target_payback"] = float(match[1])
     rest = strip_target(text)
-    hits = [(m.start(), m[1]) for p in _VARIABLE for m in p.finditer(rest)]
+    hits = [(m.start(1), m[1]) for p in _VARIABLE for m in p.finditer(rest)]
     if hits:
-        found["solve_for"] = _WORD_TO_VARIABLE[min(hits)[1]]
+        found["solve_for"] = VARIABLES[min(hits)[1]]
     return found
 
 
 def _metric(inputs: dict[str, Any], variable: str, value: float, kind: str) -> float | None:
     results = simulate({**inputs, variable: value})["results"]
-    return results["irr"] if kind == "irr" else results["payback_static"]
+    return {"irr": results["irr"], "npv": results["npv"], "payback": results["payback_static"]}[kind]
 
 
 def _meets(metric: float | None, kind: str, target: float) -> bool:
     if metric is None:
         return False
-    return metric >= target if kind == "irr" else metric <= target + 1e-9
+    return metric <= target + 1e-9 if kind == "payback" else metric >= target - 1e-9
+
+
+def _better(a: float | None, b: float | None, kind: str) -> bool:
+    """True when metric `a` is better than `b` (None = no IRR / never pays back: the worst)."""
+    if a is None:
+        return False
+    if b is None:
+        return True
+    return a < b if kind == "payback" else a > b
+
+
+def _grid(variable: str, low: float, high: float, n: int = 81) -> list[float]:
+    if variable == "capacity_kw" and low > 0:
+        return [low * (high / low) ** (i / (n - 1)) for i in range(n)]
+    return [low + (high - low) * i / (n - 1) for i in range(n)]
 
 
 def solve(
     inputs: dict[str, Any], variable: str, kind: str, target: float, bounds: tuple[float, float]
 ) -> dict[str, Any]:
-    """Boundary value of `variable` where metric `kind` ("irr" | "payback") meets `target`.
+    """Boundary value of `variable` where metric `kind` ("irr" | "npv" | "payback") meets `target`.
 
-    Returns `{"feasible", "value", "achieved", "best_value", "best_metric"}`; `value` is the
-    highest capex / capacity or the lowest price that still meets the target.
+    Returns `{"feasible", "value", "achieved", "unbounded", "best_value", "best_metric"}`. `value`
+    is the highest cost per watt / capacity or the lowest price / self-consumption that still
+    meets the target; `unbounded` means the target is met up to the end of the plausible range
+    (the variable does not limit it, `value` is None). When infeasible, `best_metric` is the
+    best the variable can reach and `best_value` where (for capacity: the largest such value).
     """
-    low, high = bounds
-    good_end, bad_end = (low, high) if variable != "electricity_price" else (high, low)
-    best = _metric(inputs, variable, good_end, kind)
-    if not _meets(best, kind, target):
-        return {
-            "feasible": False,
-            "value": None,
-            "achieved": None,
-            "best_value": good_end,
-            "best_metric": best,
-        }
-    if _meets(_metric(inputs, variable, bad_end, kind), kind, target):
-        value = bad_end
-    else:
-        good, bad = good_end, bad_end
-        for _ in range(60):
-            mid = (good + bad) / 2
-            good, bad = (
-                (mid, bad) if _meets(_metric(inputs, variable, mid, kind), kind, target) else (good, mid)
-            )
-            if abs(bad - good) < 1e-6 * max(1.0, abs(good)):
-                break
-        value = good
+    xs = _grid(variable, *bounds)
+    metrics = [_metric(inputs, variable, x, kind) for x in xs]
+    best = 0
+    for i, m in enumerate(metrics):
+        if _better(m, metrics[best], kind):
+            best = i
+    top = metrics[best]
+    plateau = [
+        i
+        for i, m in enumerate(metrics)
+        if m is not None and top is not None and abs(m - top) <= 1e-9 * max(1.0, abs(m))
+    ]
+    best_value = xs[max(plateau)] if variable in _HIGHEST and plateau else xs[best]
+    ok = [i for i, m in enumerate(metrics) if _meets(m, kind, target)]
+    base = {"best_value": best_value, "best_metric": metrics[best]}
+    if not ok:
+        return {"feasible": False, "value": None, "achieved": None, "unbounded": False, **base}
+    highest = variable in _HIGHEST and not (variable == "capacity_kw" and kind == "npv")
+    edge = max(ok) if highest else min(ok)
+    beyond = edge + 1 if highest else edge - 1
+    if not 0 <= beyond < len(xs):
+        return {"feasible": True, "value": None, "achieved": metrics[edge], "unbounded": True, **base}
+    good, bad = xs[edge], xs[beyond]
+    for _ in range(60):
+        mid = (good + bad) / 2
+        good, bad = (mid, bad) if _meets(_metric(inputs, variable, mid, kind), kind, target) else (good, mid)
+        if abs(bad - good) < 1e-6 * max(1.0, abs(good)):
+            break
     return {
         "feasible": True,
-        "value": value,
-        "achieved": _metric(inputs, variable, value, kind),
-        "best_value": good_end,
-        "best_metric": best,
+        "value": good,
+        "achieved": _metric(inputs, variable, good, kind),
+        "unbounded": False,
+        **base,
     }

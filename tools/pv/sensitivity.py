@@ -62,12 +62,25 @@ def sensitivity_table(inputs: dict[str, Any]) -> dict[str, Any]:
     return {"rows": rows, "tornado": tornado}
 
 
-def table_markdown(table: dict[str, Any], base: dict[str, Any]) -> str:
+_NOTES_EN = {"已封顶为100%": "capped at 100%", "折现率只影响NPV，不影响IRR": "changes NPV only, not IRR"}
+
+
+def table_markdown(table: dict[str, Any], base: dict[str, Any], lang: str = "zh") -> str:
     """The table as Markdown: one line per variable, IRR / NPV at each change."""
-    head = "| 变量 | 变动 | 取值 | IRR | NPV | 备注 |\n|---|---|---|---|---|---|"
-    base_line = f"| 基准 | 0% | — | {pct(base['irr'])} | {money(base['npv'])} | |"
+    en = lang == "en"
+    names = {name: label_en for name, _, label_en in VARIABLES}
+    head = (
+        "| Variable | Change | Value | IRR | NPV | Note |"
+        if en
+        else "| 变量 | 变动 | 取值 | IRR | NPV | 备注 |"
+    ) + "\n|---|---|---|---|---|---|"
+    base_line = (
+        f"| {'Base case' if en else '基准'} | 0% | — | {pct(base['irr'])} | {money(base['npv'], lang)} | |"
+    )
     lines = [
-        f"| {r['label']} | {r['change'] * 100:+.0f}% | {fmt(r['variable'], r['value'])} | {pct(r['irr'])} | {money(r['npv'])} | {r['note']} |"
+        f"| {names[r['variable']] if en else r['label']} | {r['change'] * 100:+.0f}% | "
+        f"{fmt(r['variable'], r['value'], lang)} | {pct(r['irr'])} | {money(r['npv'], lang)} | "
+        f"{_NOTES_EN.get(r['note'], r['note']) if en else r['note']} |"
         for r in table["rows"]
     ]
     return "\n".join([head, base_line, *lines])

@@ -89,15 +89,27 @@ def test_s3_recall_changes_only_the_place(conv):
     assert "沿用上次测算的参数" in second["output"] and "0.85 元/kWh" in second["output"]
 
 
-def test_without_a_reuse_phrase_nothing_is_reused_silently(conv):
-    conv.run(pv_calc, ANSWER)
-    asked = conv.run(pv_calc, "帮我算一下户用光伏", plan="plan-2")
-    assert asked["status"] == "interrupted" and "沿用上次参数" in asked["output"]
-    reused = conv.run(pv_calc, "帮我算一下光伏", answers=["沿用上次参数，装机容量改为1MW"], plan="plan-3")
-    assert (
-        reused["context"]["inputs"]["capacity_kw"] == 1000
-        and reused["context"]["inputs"]["location"] == "杭州市余杭区"
-    )
+def test_a_follow_up_carries_the_latest_case_and_says_so(conv):
+    conv.run(pv_calc, ANSWER + "，造价3.2元/W")
+    cheaper = conv.run(pv_calc, "造价降到2.6呢", plan="plan-2")
+    inputs = cheaper["context"]["inputs"]
+    assert cheaper["status"] == "completed" and inputs["capex_yuan_per_w"] == 2.6
+    assert inputs["location"] == "杭州市余杭区" and inputs["capacity_kw"] == 500
+    assert "沿用上次测算的参数" in cheaper["output"] and "500 kW" in cheaper["output"]
+    # A carried value that no longer fits is named back, with where it came from.
+    asked = conv.run(pv_calc, "换成户用", plan="plan-3")
+    assert asked["status"] == "interrupted" and "沿用了上次测算" in asked["output"]
+    assert "500 kW" in asked["output"] and asked["context"]["missing"] == ["capacity_kw"]
+    english = conv.run(pv_calc, "What if it were 1.5 MW?", plan="plan-4")
+    assert english["context"]["inputs"]["capacity_kw"] == 1500
+    assert "Carried from the last calculation" in english["output"]
+
+
+def test_a_whole_new_project_carries_nothing(conv):
+    conv.run(pv_calc, ANSWER + "，电价0.85元/度")
+    fresh = conv.run(pv_calc, "苏州工商业1MW测算", plan="plan-2")
+    assert fresh["context"]["inputs"]["electricity_price"] == 0.65  # the default, not 0.85
+    assert "沿用" not in fresh["output"]
 
 
 def test_bad_value_asks_to_correct_it_and_never_raises(conv):
@@ -195,3 +207,50 @@ def test_reverse_opt_capacity_needs_the_site_load(conv):
 def test_reverse_opt_without_target_asks_for_it(conv):
     result = conv.run(reverse_opt, "帮我做逆向寻优")
     assert result["status"] == "interrupted" and "IRR 达到 8%" in result["output"]
+
+
+def test_reverse_opt_reads_new_variables_and_targets(conv):
+    sc = conv.run(reverse_opt, ANSWER + "，自发自用比例至少要多少，IRR才能到15%")["context"]
+    assert sc["variable"] == "self_consumption" and sc["target"] == {"kind": "irr", "value": 0.15}
+    assert sc["feasible"] and 0 < sc["value"] < 1 and sc["achieved"] >= 0.15 - 1e-9
+    npv = conv.run(
+        reverse_opt,
+        "Commercial 500 kW in Chengdu: maximum capex per watt for an NPV of at least 1 million yuan?",
+    )
+    ctx = npv["context"]
+    assert ctx["variable"] == "capex_yuan_per_w" and ctx["target"] == {"kind": "npv", "value": 1e6}
+    assert ctx["achieved"] == pytest.approx(1e6, rel=1e-4) and "must be at most" in npv["output"]
+    feed_in = conv.run(reverse_opt, ANSWER + "，全额上网，上网电价要多少才能让收益率达到7%")["context"]
+    assert feed_in["variable"] == "feed_in_price" and feed_in["inputs"]["self_consumption"] == 0.0
+
+
+def test_reverse_opt_capacity_from_the_load_alone_never_reports_a_bound(conv):
+    done = conv.run(reverse_opt, "杭州工商业，年用电量300万度，装多大容量能让IRR不低于15%？")
+    ctx = done["context"]
+    assert done["status"] == "completed" and ctx["variable"] == "capacity_kw" and ctx["feasible"]
+    assert 100 < ctx["value"] < 50_000 and not ctx["unbounded"] and "当前" not in done["output"]
+    # A target every capacity meets: the answer says capacity does not limit it, with no number.
+    easy = conv.run(reverse_opt, "杭州工商业，年用电量300万度，反推装机容量，IRR达到1%", plan="plan-2")
+    assert easy["context"]["unbounded"] and easy["context"]["value"] is None
+    assert "不是限制因素" in easy["output"] and "50,000" not in easy["output"]
+    # The load is never taken silently from an earlier calculation: it is asked for.
+    conv.run(pv_calc, ANSWER + "，年用电量200万度", plan="plan-3")
+    asked = conv.run(reverse_opt, "反推装机容量，IRR达到10%", plan="plan-4")
+    assert asked["status"] == "interrupted" and asked["context"]["missing"] == ["annual_load_kwh"]
+
+
+def test_english_request_gets_english_text_and_bad_values_are_named(conv):
+    done = conv.run(pv_calc, "Residential 9 kW system in Changsha, tariff 0.6 CNY/kWh, 25-year life")
+    inputs = done["context"]["inputs"]
+    assert (inputs["location"], inputs["project_type"], inputs["capacity_kw"]) == ("长沙市", "户用", 9)
+    assert inputs["electricity_price"] == 0.6 and inputs["lifetime_years"] == 25
+    assert done["output"].startswith("PV economics (Changsha") and "Payback" in done["output"]
+    assert "Computing the 25-year cash flow…" in conv.progress
+    bad = conv.run(pv_calc, "Commercial 1 MW in Suzhou, electricity price -1 yuan/kWh.", plan="plan-2")
+    assert bad["status"] == "interrupted" and bad["context"]["missing"] == ["electricity_price"]
+    assert "-1 yuan/kWh" in bad["output"] and "Please correct" in bad["output"]
+    both = conv.run(pv_calc, "户用5MW，成都，测算", plan="plan-3")
+    assert both["status"] == "interrupted" and "5000 kW" in both["output"] and "工商业" in both["output"]
+    rep = conv.run(report, "Write the report for it in English", plan="plan-4")
+    markdown = Path(rep["context"]["report_path"]).read_text(encoding="utf-8")
+    assert markdown.startswith("# PV economics report: Changsha") and "## Cash flow by year" in markdown

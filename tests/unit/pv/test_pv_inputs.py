@@ -110,3 +110,51 @@ def test_data_tables_are_plausible_and_sourced():
     for loc in locations():
         assert 900 <= loc.specific_yield <= 1700, loc
         assert loc.source and feed_in_price(loc.province) is not None, loc
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "3MW C&I solar in Hangzhou Xiaoshan",
+            {"location": "杭州市萧山区", "project_type": "工商业", "capacity_kw": 3000.0},
+        ),
+        (
+            "Pudong, Shanghai, 2 MW, tariff 0.8 yuan/kWh",
+            {"location": "上海市浦东新区", "electricity_price": 0.8},
+        ),
+        (
+            "Xi'an home, 6 kilowatts, self-consumption 100%",
+            {"location": "西安市", "project_type": "户用", "self_consumption": 1.0},
+        ),
+        (
+            "cost 2.9 RMB/W, discount rate 7%, 20-year lifetime",
+            {"capex_yuan_per_w": 2.9, "discount_rate": 0.07, "lifetime_years": 20.0},
+        ),
+        (
+            "annual consumption 1.5 million kWh, 70% self-consumption",
+            {"annual_load_kwh": 1.5e6, "self_consumption": 0.7},
+        ),
+        (
+            "Urumqi factory, exporting everything to the grid",
+            {"location": "乌鲁木齐市", "project_type": "工商业", "self_consumption": 0.0},
+        ),
+        ("电价-1元/度", {"electricity_price": -1.0}),
+        (
+            "深圳的仓库，单瓦成本3.0元，运营25年",
+            {"location": "深圳市", "project_type": "工商业", "capex_yuan_per_w": 3.0, "lifetime_years": 25.0},
+        ),
+        ("从工商业换成户用", {"project_type": "户用"}),
+        ("自用比例只有50%的话呢", {"self_consumption": 0.5}),
+    ],
+)
+def test_english_and_everyday_wording(text, expected):
+    fields = parse_fields(text)
+    assert {k: fields.get(k) for k in expected} == expected
+
+
+def test_every_place_has_an_english_spelling_that_finds_it():
+    for loc in locations():
+        assert loc.names_en, loc.name
+        found = parse_fields(f"a project in {loc.names_en[0].title()}, please")
+        assert found.get("location") == loc.name, (loc.name, loc.names_en)
