@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from nodes.kit.registry import AgentSpec
 from nodes.routing import Route, RouteIndex
+from tools.lang import detect_language
 from tools.results import Results
 
 __all__ = [
@@ -57,7 +58,6 @@ _NEGATION = re.compile(
     r"不用|不要|无需|不需要|不必|别(?!的)|免了|\b(?:no need|don't|do not|without|skip|not needed)\b", re.I
 )
 _CJK = re.compile(r"[\u4e00-\u9fff]")
-_LATIN = re.compile(r"[A-Za-z]")
 
 
 @dataclass
@@ -71,9 +71,8 @@ class Understanding:
 
 
 def language(text: str) -> str:
-    """`zh` when the text has Chinese characters, at least half as many as Latin letters; else `en`."""
-    cjk, latin = len(_CJK.findall(text)), len(_LATIN.findall(text))
-    return "zh" if cjk and cjk * 2 >= latin else ("en" if latin else "zh")
+    """The request's language (`tools.lang.detect_language`: words, not units, decide)."""
+    return detect_language(text)
 
 
 def clauses(text: str) -> list[str]:
