@@ -25,6 +25,7 @@ __all__ = [
     "block_terms",
     "decode_vec",
     "encode_vec",
+    "fingerprint",
     "load_state",
     "piece_terms",
     "row_entry",
@@ -75,6 +76,17 @@ class NamespaceState:
     unit_name: dict[Unit, str] = field(default_factory=dict)  # speaker name, lower case
     speakers: Counter[str] = field(default_factory=Counter)  # speaker name -> messages
     lock: threading.RLock = field(default_factory=threading.RLock)
+    # What the rows looked like when this state was last known current (see `fingerprint`), and
+    # the store's data_version then: another process's writes change one or both.
+    rows_seen: tuple = ()
+    version_seen: int = -1
+    vectors_seen: int = 0  # the VectorIndex generation this namespace's vectors were last sent to
+
+    def take(self, fresh: NamespaceState) -> None:
+        """Become `fresh` (a reload), keeping this state's lock (other threads may be waiting on it)."""
+        for name in self.__dataclass_fields__:
+            if name not in ("lock", "vectors_seen"):
+                setattr(self, name, getattr(fresh, name))
 
     def index(self, block_id: str, stored: list | dict) -> None:
         """(Re)index a block: one BM25 document per closure and one per message (`block_terms`).
@@ -171,9 +183,22 @@ def _entries(store: Store, where: str, params: tuple) -> list[Entry]:
     return [row_entry(*row) for row in rows]
 
 
+def fingerprint(store: Store, namespace: str) -> tuple:
+    """A cheap summary of a namespace's rows that any write to them changes."""
+    messages = store.query(
+        "SELECT max(seq), count(*), count(block_id) FROM messages WHERE ns=?", (namespace,)
+    )[0]
+    blocks = store.query(
+        "SELECT count(*), max(last_at), total(length(message_ids)), total(length(core_semantic))"
+        " FROM blocks WHERE ns=?",
+        (namespace,),
+    )[0]
+    return (*messages, *blocks)
+
+
 def load_state(store: Store, namespace: str) -> NamespaceState:
     """Rebuild a namespace's state from SQLite."""
-    state = NamespaceState()
+    state = NamespaceState(rows_seen=fingerprint(store, namespace), version_seen=store.data_version())
     top = store.query("SELECT max(seq), max(created_at) FROM messages WHERE ns=?", (namespace,))[0]
     state.next_seq = 0 if top[0] is None else int(top[0]) + 1
     state.newest_at = float(top[1] or 0.0)

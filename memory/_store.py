@@ -43,12 +43,21 @@ _JSON_COLUMNS = {"keywords", "data_ids", "message_ids", "terms", "tags", "extra"
 
 
 class Store:
-    """One SQLite connection shared by threads behind a lock (WAL, so readers are cheap)."""
+    """One SQLite connection shared by threads behind a lock (WAL, so readers are cheap).
 
-    def __init__(self, path: Path) -> None:
+    Several processes may share the file: writes take the database write lock when their
+    transaction starts (`BEGIN IMMEDIATE`, waiting up to `busy_timeout` seconds for another
+    process's), so what a transaction reads is still true when it commits; `data_version()` tells
+    a process whether another one has committed since it last looked.
+    """
+
+    def __init__(self, path: Path, busy_timeout: float = 30.0) -> None:
         self.path = path
-        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._conn = sqlite3.connect(
+            str(path), check_same_thread=False, isolation_level=None, timeout=busy_timeout
+        )
         self._lock = threading.RLock()
+        self._depth = 0
         with self._lock:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
@@ -61,15 +70,33 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """Run statements atomically (the lock is held for the whole transaction)."""
+        """Run statements atomically, holding the database write lock from the start.
+
+        Re-entrant: a transaction opened inside another (same thread) joins it and commits with it.
+        """
         with self._lock:
-            self._conn.execute("BEGIN")
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield self._conn
+                finally:
+                    self._depth -= 1
+                return
+            self._conn.execute("BEGIN IMMEDIATE")
+            self._depth = 1
             try:
                 yield self._conn
             except BaseException:
+                self._depth = 0
                 self._conn.execute("ROLLBACK")
                 raise
+            self._depth = 0
             self._conn.execute("COMMIT")
+
+    def data_version(self) -> int:
+        """A number that changes when another connection (another process) commits to the file."""
+        with self._lock:
+            return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
 
     def query(self, sql: str, params: Iterable[Any] = ()) -> list[tuple]:
         """Fetch all rows of a read statement."""

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import fields
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,7 +20,7 @@ from langchain_core.messages import BaseMessage, ToolMessage, message_to_dict
 
 from memory import metadata as meta
 from memory._read import ReadingMixin
-from memory._state import NamespaceState, block_terms, decode_vec, encode_vec, load_state
+from memory._state import NamespaceState, block_terms, decode_vec, encode_vec, fingerprint, load_state
 from memory._store import Store
 from memory.chunker import Entry, Tail, should_merge, split_pieces
 from memory.offload import OffloadStore, preview
@@ -84,7 +86,9 @@ class BlockMemory(ReadingMixin):
             embeddings = default_embeddings()
         self._store = Store(self.root / "memory.sqlite3")
         self._blobs = OffloadStore(self._store)
-        self._vectors = VectorIndex(chroma_client(self.root / "chroma", chroma_url or None), embeddings)
+        url = chroma_url or None
+        local = None if url else self.root / "chroma"
+        self._vectors = VectorIndex(chroma_client(self.root / "chroma", url), embeddings, local)
         self._summarizer = summarizer
         self._states: dict[str, NamespaceState] = {}
         self._registered: set[str] = set()
@@ -124,21 +128,32 @@ class BlockMemory(ReadingMixin):
         with self._lock:
             state = self._states.get(namespace)
             if state is None:
-                state = self._states[namespace] = load_state(self._store, namespace)
-                self._sync_vectors(namespace)
-            return state
+                with self._store.transaction():  # one consistent snapshot (another process may write)
+                    state = self._states[namespace] = load_state(self._store, namespace)
+                self._sync_vectors(namespace, state)
+                return state
+        self._catch_up(namespace, state)
+        if self._vectors.check_directory() or state.vectors_seen != self._vectors.generation:
+            self._sync_vectors(namespace, state)  # the Chroma directory was lost and reopened
+        return state
 
-    def _refresh(self, namespace: str, state: NamespaceState) -> None:
-        """Reload `state` in place (its lock held) when another BlockMemory on the same files appended."""
-        top = self._store.query("SELECT max(seq) FROM messages WHERE ns=?", (namespace,))[0][0]
-        if (0 if top is None else int(top) + 1) != state.next_seq:
-            fresh = load_state(self._store, namespace)
-            for name in state.__dataclass_fields__:
-                if name != "lock":
-                    setattr(state, name, getattr(fresh, name))
+    def _catch_up(self, namespace: str, state: NamespaceState) -> None:
+        """Reload the namespace's state when another process wrote its rows since this one looked.
 
-    def _sync_vectors(self, namespace: str) -> None:
+        Several processes may serve one data dir; without this a process would number its next
+        message after a stale counter (UNIQUE constraint failed: messages.ns, messages.seq).
+        """
+        version = self._store.data_version()
+        if version == state.version_seen:
+            return
+        with state.lock, self._store.transaction():
+            if fingerprint(self._store, namespace) != state.rows_seen:
+                state.take(load_state(self._store, namespace))
+            state.version_seen = self._store.data_version()
+
+    def _sync_vectors(self, namespace: str, state: NamespaceState) -> None:
         """Re-send the namespace's vectors from SQLite when Chroma holds fewer (a new or lost store)."""
+        state.vectors_seen = self._vectors.generation
         count, sample = self._store.query(
             "SELECT count(*), max(vec) FROM blocks WHERE ns=? AND vec IS NOT NULL", (namespace,)
         )[0]
@@ -164,34 +179,46 @@ class BlockMemory(ReadingMixin):
         if namespace.startswith(LONGTERM_PREFIX):
             raise ValueError(f"namespace {namespace!r} is reserved for long-term memory; pick another name.")
         state = self._state(namespace)
-        with state.lock:
-            self._refresh(namespace, state)
+        # One transaction under the database write lock: no other process appends to the file until
+        # COMMIT, so the state caught up here numbers the messages and blocks after everything stored.
+        with state.lock, self._writing(namespace, state) as conn:
             entries = [self._entry(namespace, m, state, todo_id) for m in messages]
-            with self._store.transaction() as conn:
-                conn.executemany(
-                    "INSERT INTO messages(ns, seq, msg_id, created_at, tokens, todo_id, tags, block_id, data)"
-                    " VALUES(?,?,?,?,?,?,?,NULL,?)",
-                    [
-                        (
-                            namespace,
-                            e.seq,
-                            e.message.id,
-                            e.created_at,
-                            count_message_tokens(e.message),
-                            e.todo_id,
-                            json.dumps(e.tags),
-                            json.dumps(message_to_dict(e.message), ensure_ascii=False, default=str),
-                        )
-                        for e in entries
-                    ],
-                )
+            conn.executemany(
+                "INSERT INTO messages(ns, seq, msg_id, created_at, tokens, todo_id, tags, block_id, data)"
+                " VALUES(?,?,?,?,?,?,?,NULL,?)",
+                [
+                    (
+                        namespace,
+                        e.seq,
+                        e.message.id,
+                        e.created_at,
+                        count_message_tokens(e.message),
+                        e.todo_id,
+                        json.dumps(e.tags),
+                        json.dumps(message_to_dict(e.message), ensure_ascii=False, default=str),
+                    )
+                    for e in entries
+                ],
+            )
             pieces, state.pending = split_pieces(state.pending + entries, self.settings)
             return self._chunk(namespace, state, pieces)
+
+    @contextmanager
+    def _writing(self, namespace: str, state: NamespaceState) -> Iterator[sqlite3.Connection]:
+        """A write transaction on a caught-up state; the state is reloaded later if it fails."""
+        with self._store.transaction() as conn:
+            self._catch_up(namespace, state)
+            try:
+                yield conn
+            except BaseException:
+                state.rows_seen = ()  # the rows roll back: make the next catch-up reload them
+                raise
+            state.rows_seen = fingerprint(self._store, namespace)
 
     def flush(self, namespace: str) -> list[Block]:
         """Close the pending messages into a block now (e.g. at the end of a conversation)."""
         state = self._state(namespace)
-        with state.lock:
+        with state.lock, self._writing(namespace, state):
             pieces, state.pending = ([state.pending] if state.pending else []), []
             return self._chunk(namespace, state, pieces)
 

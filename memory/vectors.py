@@ -7,14 +7,16 @@ back to downloading its own default model.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import logging
 import re
 import sqlite3
+import threading
 import time
 import uuid
-from collections.abc import Sequence
-from contextlib import closing
+from collections.abc import Iterator, Sequence
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -59,14 +61,30 @@ def chroma_client(chroma_dir: Path, url: str | None = None) -> Any:
                 "vectors in the data dir."
             ) from None
     chroma_dir.mkdir(parents=True, exist_ok=True)
-    _set_aside_if_corrupt(chroma_dir)
     try:
-        return chromadb.PersistentClient(path=str(chroma_dir), settings=settings)
+        # One opener at a time per directory: chromadb creates its tables on first open, and two
+        # processes doing that at once fail with "table collections already exists".
+        with _opening(chroma_dir):
+            _set_aside_if_corrupt(chroma_dir)
+            if not (chroma_dir / "chroma.sqlite3").exists():
+                _forget_client(chroma_dir)  # a client cached for a deleted directory writes nowhere
+            return chromadb.PersistentClient(path=str(chroma_dir), settings=settings)
     except Exception as error:  # noqa: BLE001 - chromadb raises many types for a damaged directory
         raise VectorStoreError(
             f"Chroma 向量目录 {chroma_dir} 无法打开（{type(error).__name__}: {str(error)[:160]}）。"
             f"删除或移走这个目录后重试：其中的向量可以重建（记忆向量保存在 SQLite 中，知识库会重新索引）。"
         ) from error
+
+
+@contextmanager
+def _opening(chroma_dir: Path) -> Iterator[None]:
+    """Hold an exclusive OS lock on `<chroma_dir>.lock` (waits for another process opening it)."""
+    with open(chroma_dir.with_name(f"{chroma_dir.name}.lock"), "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _set_aside_if_corrupt(chroma_dir: Path) -> None:
@@ -99,6 +117,28 @@ def _set_aside_if_corrupt(chroma_dir: Path) -> None:
             error,
             aside,
         )
+
+
+def _identity(chroma_dir: Path | None) -> tuple[int, int] | None:
+    """(device, inode) of the directory's database file; None when there is none."""
+    if chroma_dir is None:
+        return None
+    try:
+        info = (chroma_dir / "chroma.sqlite3").stat()
+    except FileNotFoundError:
+        return None
+    return (info.st_dev, info.st_ino)
+
+
+def _forget_client(chroma_dir: Path) -> None:
+    """Drop chromadb's cached system for `chroma_dir`, so a new client opens the new directory."""
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    systems = getattr(SharedSystemClient, "_identifier_to_system", None)
+    if isinstance(systems, dict):
+        systems.pop(str(chroma_dir), None)
+    else:  # another chromadb layout: drop every cached system (clients re-create theirs)
+        SharedSystemClient.clear_system_cache()
 
 
 def vector_key(namespace: str, block_id: str) -> str:
@@ -165,15 +205,42 @@ class VectorIndex:
     own collection and a query needs a filter only for a todo id. Isolation is physical as a bonus.
     """
 
-    def __init__(self, client: Any, embeddings: Embeddings) -> None:
+    def __init__(self, client: Any, embeddings: Embeddings, chroma_dir: Path | None = None) -> None:
+        """`chroma_dir`: the PersistentClient's directory, watched so that a lost one is reopened."""
         self.client = client
         self.embeddings = embeddings
+        self.chroma_dir = chroma_dir
+        self.generation = 0  # +1 each time the directory was lost and reopened (vectors to re-send)
         self._model = re.sub(r"[^A-Za-z0-9]", "", type(embeddings).__name__)[:24] or "emb"
         self._collections: dict[tuple[str, int], Any] = {}
         self._counts: dict[tuple[str, int], int] = {}
         self._max_batch: int | None = None
+        self._opened = _identity(chroma_dir)
+        self._reopen_lock = threading.Lock()
+
+    def check_directory(self) -> bool:
+        """Reopen the local Chroma directory if it was deleted or replaced; True when it was.
+
+        chromadb keeps the deleted database open and every later write fails with "attempt to
+        write a readonly database". The new directory starts empty: the callers re-send vectors
+        from SQLite (BlockMemory does when `generation` changed).
+        """
+        if self.chroma_dir is None or _identity(self.chroma_dir) == self._opened:
+            return False
+        with self._reopen_lock:
+            if _identity(self.chroma_dir) == self._opened:
+                return False
+            log.warning("Chroma directory %s was removed or replaced; reopening it", self.chroma_dir)
+            _forget_client(self.chroma_dir)
+            self.client = chroma_client(self.chroma_dir)
+            self._collections.clear()
+            self._counts.clear()
+            self._opened = _identity(self.chroma_dir)
+            self.generation += 1
+            return True
 
     def _get(self, namespace: str, dim: int) -> Any:
+        self.check_directory()
         key = (namespace, dim)
         col = self._collections.get(key)
         if col is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "ConversationBusyError",
     "ConversationNotFoundError",
     "ConversationStateError",
     "ServiceUnavailableError",
@@ -28,3 +29,7 @@ class ConversationStateError(UserFacingError):
 
 class ServiceUnavailableError(UserFacingError):
     """A service (model, database, vector server) failed; progress is saved and `resume` continues."""
+
+
+class ConversationBusyError(ConversationStateError):
+    """Another turn of the conversation is running (in this or another process); nothing was done."""

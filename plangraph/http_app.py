@@ -33,6 +33,7 @@ from plangraph.runner import (
     ServiceUnavailableError,
     UserFacingError,
 )
+from plangraph.turn_lock import check_data_dir, turn_locks_for
 from plangraph.web import LoginRedirect, add_web
 from plangraph.wire import public
 from tools.contracts import artifacts_of
@@ -99,6 +100,7 @@ def create_app(
     if turn_workers < 1:
         raise ValueError("PLANGRAPH_HTTP_WORKERS must be at least 1.")
     data_path = Context(data_dir=str(data_dir)).data_path if data_dir else Context().data_path
+    check_data_dir(data_path)
     opened: dict[str, Backend] = {}
 
     @asynccontextmanager
@@ -109,7 +111,11 @@ def create_app(
         ):
             hub = ServiceHub()
             opened["backend"] = Backend(
-                build_graph(checkpointer=saver, services=hub), str(data_path), pool, hub
+                build_graph(checkpointer=saver, services=hub),
+                str(data_path),
+                pool,
+                hub,
+                turn_locks_for(saver, data_path),
             )
             yield
             opened.clear()

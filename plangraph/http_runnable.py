@@ -17,8 +17,7 @@ import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
@@ -33,6 +32,7 @@ from graphs.services import ServiceHub
 from graphs.state import InputState, OutputState, State
 from plangraph.auth import thread_id_for
 from plangraph.runner import HTTP_ADVICE, ConversationStateError, PlanRunner, RunOutcome, UserFacingError
+from plangraph.turn_lock import TurnLocks
 from plangraph.wire import public
 
 __all__ = ["ConversationRunnable", "HttpInput", "HttpOutput", "Backend", "artifact_url"]
@@ -74,39 +74,32 @@ class Backend:
     """The compiled, checkpointed graph, data dir and turn threads every request of a server shares.
 
     Turns run on their own pool, so quick requests (plans, pending, checks) never queue behind them.
+    One turn per conversation at a time, across server processes too (`plangraph.turn_lock`): a
+    second request while a turn runs is refused with 409 instead of waiting.
     """
 
     graph: CompiledStateGraph[State, Context, InputState, OutputState]
     data_dir: str
     pool: ThreadPoolExecutor
     services: ServiceHub = field(default_factory=ServiceHub)  # the hub the graph was built with
-    _busy: dict[str, list] = field(default_factory=dict)
-    _guard: threading.Lock = field(default_factory=threading.Lock)
+    locks: TurnLocks | None = None
 
     def runner(self, user_id: str, conversation_id: str) -> PlanRunner:
         """A runner on the user's own thread for the conversation (other users cannot reach it)."""
         context = Context(user_id=user_id, conversation_id=conversation_id, data_dir=self.data_dir)
         thread = thread_id_for(user_id, conversation_id)
-        return PlanRunner(self.graph, context, thread_id=thread, services=self.services, advice=HTTP_ADVICE)
+        return PlanRunner(
+            self.graph,
+            context,
+            thread_id=thread,
+            services=self.services,
+            advice=HTTP_ADVICE,
+            locks=self.locks,
+        )
 
     def in_pool(self, func: Callable[..., Any], *args: Any) -> asyncio.Future:
         """Run `func(*args)` on the turn pool."""
         return asyncio.get_running_loop().run_in_executor(self.pool, functools.partial(func, *args))
-
-    @contextmanager
-    def exclusive(self, thread_id: str) -> Iterator[None]:
-        """One turn at a time per thread: a second request on the same conversation waits its turn."""
-        with self._guard:
-            entry = self._busy.setdefault(thread_id, [threading.Lock(), 0])
-            entry[1] += 1
-        try:
-            with entry[0]:
-                yield
-        finally:
-            with self._guard:
-                entry[1] -= 1
-                if entry[1] == 0:
-                    del self._busy[thread_id]
 
 
 def _request_text(messages: list[Any]) -> str:
@@ -158,6 +151,11 @@ class ConversationRunnable(Runnable[dict[str, Any], dict[str, Any]]):
     def check(self, input: dict[str, Any], config: RunnableConfig) -> None:
         """Raise the UserFacingError a turn would raise, before anything runs (for streams)."""
         runner = self._runner(input, config)
+        # Busy now → ConversationBusyError here, so a stream answers 409 instead of an error event.
+        with runner.locks.hold(
+            str(runner.config["configurable"]["thread_id"]), runner.context.conversation_id
+        ):
+            pass
         if "resume" in input:
             runner.resume_input(input["resume"])
         else:
@@ -184,11 +182,10 @@ class ConversationRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         sent = on_chunk and (lambda c: on_chunk(public(c, data_dir, runner.context.conversation_id)))
         # A fresh context: the graph must not report into the caller's callbacks (stream_events
         # would then carry LangGraph internals such as Send, which LangServe cannot serialise).
-        with self._backend().exclusive(str(runner.config["configurable"]["thread_id"])):
-            if "resume" in input:
-                outcome = contextvars.Context().run(runner.resume, input["resume"], sent)
-            else:
-                outcome = contextvars.Context().run(runner.run, _request_text(input["messages"]), sent)
+        if "resume" in input:
+            outcome = contextvars.Context().run(runner.resume, input["resume"], sent)
+        else:
+            outcome = contextvars.Context().run(runner.run, _request_text(input["messages"]), sent)
         return public(_output(runner, outcome), data_dir, runner.context.conversation_id)
 
     def invoke(

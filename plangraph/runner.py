@@ -18,7 +18,7 @@ import inspect
 import json
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AbstractContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,11 +36,13 @@ from memory.vectors import VectorStoreError
 from nodes.planner import EMPTY_REQUEST, HUGE_REQUEST
 from plangraph.checkpoint import open_checkpointer
 from plangraph.errors import (
+    ConversationBusyError,
     ConversationNotFoundError,
     ConversationStateError,
     ServiceUnavailableError,
     UserFacingError,
 )
+from plangraph.turn_lock import TurnLocks, check_data_dir, turn_locks_for
 from tools.contracts import artifacts_of
 from tools.faults import TRANSIENT_ERRORS
 
@@ -55,6 +57,7 @@ __all__ = [
     "CLI_ADVICE",
     "HTTP_ADVICE",
     "Advice",
+    "ConversationBusyError",
     "ConversationNotFoundError",
     "ConversationStateError",
     "PlanRunner",
@@ -136,16 +139,20 @@ class PlanRunner:
         thread_id: str | None = None,
         services: ServiceHub | None = None,
         advice: Advice = CLI_ADVICE,
+        locks: TurnLocks | None = None,
     ) -> None:
         """`thread_id` defaults to the conversation id (the HTTP server namespaces it per user).
 
         `services` is the hub the graph was built with (to read results it stored by reference).
         `advice` words the "what to do next" of error messages (the HTTP server passes HTTP_ADVICE).
+        `locks` keep one turn per conversation at a time; by default the ones that fit the graph's
+        checkpointer (Postgres advisory locks, else file locks in the data dir).
         """
         self.graph = graph
         self.context = context
         self.services = services or ServiceHub()
         self.advice = advice
+        self.locks = locks or turn_locks_for(graph.checkpointer, context.data_path)
         # The owner goes into every checkpoint's metadata: another user id on the same
         # conversation id is told the conversation does not exist (the CLI's thread id is the
         # conversation id alone; the HTTP server also namespaces thread ids per user).
@@ -172,6 +179,7 @@ class PlanRunner:
             context.user_id = user_id
         if data_dir:
             context.data_dir = data_dir
+        check_data_dir(context.data_path)
         with open_checkpointer(context.data_path, checkpoint_url) as saver:
             hub = ServiceHub()
             yield cls(build_graph(checkpointer=saver, services=hub), context, services=hub)
@@ -198,25 +206,40 @@ class PlanRunner:
             yield cls(build_graph(checkpointer=saver, services=hub), context, services=hub)
 
     def run(self, request: str, on_chunk: Callable[[dict], None] | None = None) -> RunOutcome:
-        """Plan and run `request`; stops at the first question or at the end."""
-        return self._stream(self.run_input(request), on_chunk)
+        """Plan and run `request`; stops at the first question or at the end.
+
+        Raises ConversationBusyError, changing nothing, while another turn of the conversation runs.
+        """
+        with self._turn():
+            return self._stream(self.run_input(request), on_chunk)
 
     def resume(self, answer: Any = None, on_chunk: Callable[[dict], None] | None = None) -> RunOutcome:
-        """Answer the waiting question (or, with no question waiting, finish a run that was cut off)."""
-        return self._stream(self.resume_input(answer), on_chunk)
+        """Answer the waiting question (or, with no question waiting, finish a run that was cut off).
+
+        Raises ConversationBusyError, changing nothing, while another turn of the conversation runs.
+        """
+        with self._turn():
+            return self._stream(self.resume_input(answer), on_chunk)
+
+    def _turn(self) -> AbstractContextManager[None]:
+        """The conversation's turn lock: the state is read and written by one turn at a time."""
+        thread_id = str(self.config["configurable"]["thread_id"])
+        return self.locks.hold(thread_id, self.context.conversation_id)
 
     async def arun(self, request: str, on_chunk: OnChunk | None = None) -> RunOutcome:
         """Async twin of `run`; the graph needs an async checkpointer (AsyncSqliteSaver, AsyncPostgresSaver).
 
         `on_chunk` may be a plain function or a coroutine function.
         """
-        state = await self.graph.aget_state(self.config)
-        return await self._astream(self._run_input(state, request), on_chunk)
+        with self._turn():
+            state = await self.graph.aget_state(self.config)
+            return await self._astream(self._run_input(state, request), on_chunk)
 
     async def aresume(self, answer: Any = None, on_chunk: OnChunk | None = None) -> RunOutcome:
         """Async twin of `resume`."""
-        state = await self.graph.aget_state(self.config)
-        return await self._astream(self._resume_input(state, answer), on_chunk)
+        with self._turn():
+            state = await self.graph.aget_state(self.config)
+            return await self._astream(self._resume_input(state, answer), on_chunk)
 
     def run_input(self, request: str) -> dict[str, Any]:
         """The graph input for `request`; raises UserFacingError when it is empty or too long."""
