@@ -10,7 +10,7 @@ from memory._store import Store
 from memory.tokens import count_tokens, truncate
 from memory.types import UnknownDataIdError
 
-__all__ = ["OffloadStore", "parse_data_id", "preview"]
+__all__ = ["NO_OWNER", "OffloadStore", "OwnerRequiredError", "parse_data_id", "preview"]
 
 _ID = re.compile(r"[0-9a-f]{32}")
 
@@ -33,14 +33,33 @@ def preview(content: str, ref: str, preview_tokens: int) -> str:
     return f"{head}\n…（完整结果共 {total} tokens、{len(content)} 字符，已存储至 {ref}，可调用 load 工具分页读取）"
 
 
+# What `owner` reports for blobs stored before every blob had an owner: a namespace no one has,
+# so a reader that names its namespace (the `load` tool) never sees them.
+NO_OWNER = ""
+
+
+class OwnerRequiredError(ValueError):
+    """A blob was offered without an owner namespace."""
+
+
 class OffloadStore:
-    """Blobs keyed by random 128-bit ids, optionally owned by a namespace."""
+    """Blobs keyed by random 128-bit ids, each owned by a namespace.
+
+    Ids appear in plan JSON a user may share, so an id alone must not open a blob: readers check
+    the owner (`BlockMemory.load(..., namespace=...)` lets the owner's user read blobs of the
+    same conversation only).
+    """
 
     def __init__(self, store: Store) -> None:
         self._store = store
 
     def put(self, content: str, namespace: str | None = None) -> str:
-        """Store `content`; return its full reference `store://<id>`."""
+        """Store `content` owned by `namespace`; return its full reference `store://<id>`."""
+        if not namespace:
+            raise OwnerRequiredError(
+                "offloaded content needs an owner: pass the namespace of the agent that stores it "
+                "(BlockMemory.scope(agent, user, conversation))."
+            )
         bare = uuid.uuid4().hex
         with self._store.transaction() as conn:
             conn.execute(
@@ -49,13 +68,13 @@ class OffloadStore:
             )
         return f"store://{bare}"
 
-    def owner(self, data_id: str) -> str | None:
-        """Namespace that owns the blob (None when unowned); unknown ids raise."""
+    def owner(self, data_id: str) -> str:
+        """Namespace that owns the blob (`NO_OWNER` for blobs stored before owners were required)."""
         bare = parse_data_id(data_id)
         rows = self._store.query("SELECT ns FROM blobs WHERE id=?", (bare,))
         if not rows:
             raise UnknownDataIdError(f"store://{bare} does not exist in this memory.")
-        return rows[0][0]
+        return rows[0][0] or NO_OWNER
 
     def get(self, data_id: str, offset: int = 0, limit: int | None = None) -> str:
         """Characters `offset`..`offset+limit` of the blob (all of the rest when `limit` is None)."""

@@ -68,3 +68,53 @@ def test_report_paths_with_traversal_in_ids_stay_in_the_users_artifact_folder(tm
     assert path.is_relative_to((data / "artifacts").resolve())
     assert len(path.relative_to((data / "artifacts").resolve()).parts) == 3  # user / conversation / file
     assert not any(Path(tmp_path).glob("*.md"))
+
+
+def test_report_blobs_have_an_owner_and_another_users_load_cannot_read_them(tmp_path, monkeypatch):
+    """Issue 12 item 4: report blobs had no owner, and unowned blobs were readable by id."""
+    import sqlite3
+
+    from memory import BlockMemory
+    from memory.embeddings import embeddings_from_env
+    from plangraph.runner import PlanRunner
+    from tests.reliability.races import ANSWERS, S1
+
+    monkeypatch.setenv("PLANGRAPH_EMBEDDINGS", "hash")
+    monkeypatch.delenv("PLANGRAPH_MODEL", raising=False)
+    data = tmp_path / "data"
+    with PlanRunner.open(
+        user_id="alice", conversation_id="c1", data_dir=str(data), checkpoint_url=""
+    ) as runner:
+        runner.run(S1)
+        plan = runner.resume(ANSWERS[500]).plan
+    report = next(s for s in plan["steps"] if s["agentName"] == "report")
+    data_id = report["result"]["context"]["data_id"]
+    assert data_id and data_id.startswith("store://")
+
+    memory = BlockMemory(data / "memory", embeddings_from_env())
+    try:
+        with sqlite3.connect(data / "memory" / "memory.sqlite3") as db:
+            owners = {row[0] for row in db.execute("SELECT ns FROM blobs")}
+        assert None not in owners and "" not in owners  # every blob has an owner
+
+        def load(namespace: str, ref: str) -> object:
+            tool = {t.name: t for t in make_memory_tools(memory, namespace)}["load"]
+            return tool.invoke({"name": "load", "args": {"data_id": ref}, "id": "c", "type": "tool_call"})
+
+        mallory = memory.scope("report", "mallory", "c1")  # same conversation id, another user
+        assert load(mallory, data_id).status == "error"
+        colleague = memory.scope("knowledge", "alice", "c1")  # alice's other agent, same conversation
+        assert "光伏" in load(colleague, data_id).content
+
+        from memory.offload import OwnerRequiredError
+
+        with pytest.raises(OwnerRequiredError):
+            memory.offload("无主内容")
+        legacy = "0123456789abcdef0123456789abcdef"  # a blob stored before owners were required
+        with sqlite3.connect(data / "memory" / "memory.sqlite3") as db:
+            db.execute(
+                "INSERT INTO blobs(id, ns, content, created_at) VALUES(?, NULL, '旧报告', 0)", (legacy,)
+            )
+        assert load(mallory, f"store://{legacy}").status == "error"
+    finally:
+        memory.close()

@@ -60,7 +60,7 @@ def test_positional_signatures_and_result_shapes(tmp_path):
     assert isinstance(window[0], SystemMessage) and sum(isinstance(m, SystemMessage) for m in window) == 1
     assert count_messages_tokens(window) <= 300
 
-    ref = memory.offload("x" * 5000)
+    ref = memory.offload("x" * 5000, "pv_calc_alice_c1")
     assert ref.startswith("store://")
     assert memory.load(ref) == "x" * 5000
     assert memory.load(ref, 4990) == "x" * 10
