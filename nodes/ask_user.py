@@ -91,9 +91,9 @@ def _ask(
         return Command(
             goto="ask_user", update={"plan": {"planId": plan["planId"], "context": {"_retry_hint": hints}}}
         )
-    # Answered: the plan is no longer waiting (so `plangraph pending` stops listing it even if
-    # the run dies before the finalizer saves it again).
-    svc.plans.save(plan, user_id=ctx.user_id, conversation_id=ctx.conversation_id, status="running")
+    # Answered. The plan store still says "interrupted" until the answered step starts again
+    # (nodes/kit/agent_node.py), after this node's checkpoint is written: the store never claims more
+    # than the checkpoint holds.
     spec = specs.get(step["agentName"])
     parsed = spec.parse_answer(text) if (spec and text) else {}
     answers = {k: list(v) for k, v in plan["context"].get("answers", {}).items()}

@@ -55,6 +55,21 @@ def make_agent_node(spec: AgentSpec, services: ServicesFactory):  # noqa: ANN201
         plan, seq = payload["plan"], payload["seqNo"]
         step = next(s for s in plan["steps"] if s["seqNo"] == seq)
         writer = runtime.stream_writer
+        previous = step.get("result")
+        if previous is not None and previous["status"] == "interrupted":
+            # The answered step starts again: only now, with the answer checkpointed (the run streams
+            # with durability="sync"), the plan stops being listed as waiting. Saved earlier (in
+            # ask_user), a failed checkpoint write left the store saying "running" while the thread
+            # still waited, and the plan vanished from pending / GET /pending / remind.
+            svc.plans.save(
+                {
+                    **plan,
+                    "steps": [{**s, "status": "in_progress"} if s is step else s for s in plan["steps"]],
+                },
+                user_id=ctx.user_id,
+                conversation_id=ctx.conversation_id,
+                status="running",
+            )
         by_seq = {s["seqNo"]: s for s in plan["steps"]}
         deps = {d: by_seq[d]["result"] for d in step["dependsOn"] if by_seq[d]["result"] is not None}
         results = svc.results(spec.name)
