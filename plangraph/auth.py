@@ -7,15 +7,24 @@ imports this module's callers on every command.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
+import secrets
 import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import quote
 
-__all__ = ["RateLimiter", "load_api_keys", "parse_api_keys", "thread_id_for"]
+__all__ = [
+    "FailureLimiter",
+    "RateLimiter",
+    "SessionStore",
+    "load_api_keys",
+    "parse_api_keys",
+    "thread_id_for",
+]
 
 
 def parse_api_keys(text: str, source: str = "PLANGRAPH_API_KEYS") -> dict[str, str]:
@@ -77,3 +86,111 @@ class RateLimiter:
                 return 0.0
             self._buckets[key] = (tokens, now)
             return max(1.0, math.ceil((1.0 - tokens) / rate))
+
+
+class FailureLimiter:
+    """Failed authentications, per client address and in total, with an exponential back-off.
+
+    Only failures count and only failures are refused: a request with a valid key is never
+    slowed down by this limiter, so an attacker (even one behind the same proxy address as every
+    user) cannot lock valid keys out. A client that fails `per_client` times within `window`
+    seconds is refused (429) for a back-off that doubles with each further block (1, 2, 4 … ×
+    `window`, at most `max_backoff` s) and resets after a quiet `max_backoff`. Once `globally`
+    failures from all clients together fall within one window, every further failure is refused
+    until the window has room again.
+    """
+
+    def __init__(
+        self, per_client: int = 10, globally: int = 100, window: float = 60.0, max_backoff: float = 900.0
+    ) -> None:
+        self.per_client, self.globally = per_client, globally
+        self.window, self.max_backoff = window, max_backoff
+        self._clients: dict[str, tuple[list[float], float, int]] = {}  # times, blocked until, strikes
+        self._all: list[float] = []
+        self._lock = threading.Lock()
+
+    def wait(self, client: str) -> float:
+        """Seconds before `client` may try a key again (0: it may now)."""
+        if self.per_client <= 0 and self.globally <= 0:
+            return 0.0
+        now = time.monotonic()
+        with self._lock:
+            times, until, _ = self._clients.get(client, ([], 0.0, 0))
+            wait = max(0.0, until - now)
+            self._all = [t for t in self._all if now - t < self.window]
+            if self.globally > 0 and len(self._all) >= self.globally:
+                wait = max(wait, self.window - (now - self._all[0]))
+            return wait
+
+    def failed(self, client: str) -> None:
+        """Record one failed authentication of `client`."""
+        now = time.monotonic()
+        with self._lock:
+            times, until, strikes = self._clients.get(client, ([], 0.0, 0))
+            if times and now - times[-1] > self.max_backoff:
+                strikes = 0
+            times = [t for t in times if now - t < self.window] + [now]
+            if self.per_client > 0 and len(times) >= self.per_client:
+                until = now + min(self.max_backoff, self.window * 2**strikes)
+                strikes, times = strikes + 1, []
+            self._clients[client] = (times, until, strikes)
+            self._all.append(now)
+            if len(self._clients) > 10_000:  # forget clients that are neither blocked nor recent
+                self._clients = {
+                    c: v
+                    for c, v in self._clients.items()
+                    if v[1] > now or (v[0] and now - v[0][-1] < self.window)
+                }
+
+
+class SessionStore:
+    """Browser sessions of the playground: a random id in the cookie, the user on the server.
+
+    Kept in SQLite in the data dir (only a SHA-256 of each id is stored), so every server process
+    of the data dir knows every session, and `/logout` ends it everywhere. A session also remembers
+    which key opened it: removing that key from the configuration ends its sessions.
+    """
+
+    def __init__(self, path: Path, lifetime: float = 8 * 3600) -> None:
+        import sqlite3
+
+        self.lifetime = lifetime
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS sessions(id TEXT PRIMARY KEY, user TEXT NOT NULL,"
+            " key TEXT NOT NULL, expires REAL NOT NULL)"
+        )
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def digest(secret: str) -> str:
+        """SHA-256 of a session id or key (what the table stores)."""
+        return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def create(self, user: str, key: str) -> str:
+        """A new session of `user`, opened with `key`; returns the id for the cookie."""
+        session = secrets.token_urlsafe(32)
+        now = time.time()
+        with self._lock:
+            self._db.execute("DELETE FROM sessions WHERE expires < ?", (now,))
+            self._db.execute(
+                "INSERT INTO sessions VALUES (?, ?, ?, ?)",
+                (self.digest(session), user, self.digest(key), now + self.lifetime),
+            )
+        return session
+
+    def lookup(self, session: str) -> tuple[str, str] | None:
+        """(user, key digest) of a live session, or None."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT user, key FROM sessions WHERE id = ? AND expires >= ?",
+                (self.digest(session), time.time()),
+            ).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def end(self, session: str) -> None:
+        """Forget a session (logout)."""
+        with self._lock:
+            self._db.execute("DELETE FROM sessions WHERE id = ?", (self.digest(session),))

@@ -23,11 +23,12 @@ from graphs.context import Context
 from graphs.main import build_graph
 from graphs.services import ServiceHub
 from plangraph.access_log import AccessLog
-from plangraph.auth import RateLimiter, load_api_keys
+from plangraph.auth import FailureLimiter, RateLimiter, SessionStore, load_api_keys
 from plangraph.checkpoint import open_checkpointer
 from plangraph.http_guard import Guard, json_error
 from plangraph.http_runnable import Backend, ConversationRunnable
 from plangraph.runner import (
+    ConversationBusyError,
     ConversationNotFoundError,
     ConversationStateError,
     ServiceUnavailableError,
@@ -47,6 +48,8 @@ __all__ = ["DEFAULT_MAX_REQUEST_BYTES", "DEFAULT_RATE_LIMIT", "DEFAULT_WORKERS",
 DEFAULT_MAX_REQUEST_BYTES = 1_000_000
 DEFAULT_RATE_LIMIT = 120  # requests per minute per key
 DEFAULT_WORKERS = 8  # graph turns running at once; more requests wait their turn
+DEFAULT_AUTH_FAILURES_PER_CLIENT = 10  # wrong keys / sign-ins per client address per minute, then back-off
+DEFAULT_AUTH_FAILURES_GLOBAL = 100  # wrong keys / sign-ins per minute from all clients together
 CONVERSATION_ID = re.compile(r"[A-Za-z0-9.-]{1,64}")
 USER_ID = re.compile(r"[\w.-]{1,64}")
 ENDPOINTS: list[EndpointName] = [
@@ -61,7 +64,12 @@ ENDPOINTS: list[EndpointName] = [
 # Not served: LangServe's playground. Its input form cannot build plangraph's input (a message is a
 # free-form dict, an answer is `resume`), so its Start button could only fail; people use the chat
 # page at / (plangraph.web) instead.
-_STATUS = {ConversationNotFoundError: 404, ConversationStateError: 409, ServiceUnavailableError: 503}
+_STATUS = {
+    ConversationNotFoundError: 404,
+    ConversationStateError: 409,
+    ConversationBusyError: 409,
+    ServiceUnavailableError: 503,
+}
 
 
 def _env_int(name: str, default: int) -> int:
@@ -139,6 +147,11 @@ def create_app(
         if max_request_bytes is not None
         else _env_int("PLANGRAPH_MAX_REQUEST_BYTES", DEFAULT_MAX_REQUEST_BYTES),
         public=("/healthz",),
+        failures=FailureLimiter(
+            _env_int("PLANGRAPH_AUTH_FAILURES_PER_CLIENT", DEFAULT_AUTH_FAILURES_PER_CLIENT),
+            _env_int("PLANGRAPH_AUTH_FAILURES_GLOBAL", DEFAULT_AUTH_FAILURES_GLOBAL),
+        ),
+        sessions=SessionStore(data_path / "sessions.sqlite") if keys else None,
     )
     app.add_middleware(LoginRedirect)
     app.add_middleware(AccessLog)

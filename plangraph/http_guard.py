@@ -8,24 +8,31 @@ import uuid
 from collections.abc import Mapping, Sequence
 from http.cookies import CookieError, SimpleCookie
 from typing import Any
-from urllib.parse import parse_qs, quote, unquote
+from urllib.parse import parse_qs, urlsplit
 
 from starlette.datastructures import Headers
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from plangraph.auth import RateLimiter
+from plangraph.auth import FailureLimiter, RateLimiter, SessionStore
 
-__all__ = ["KEY_COOKIE", "LOGIN_PATH", "Guard", "json_error"]
+__all__ = ["LOGIN_PATH", "LOGOUT_PATH", "SESSION_COOKIE", "Guard", "json_error"]
 
 # A browser cannot add X-API-Key to the chat page's own requests: /login takes the key once and
-# keeps it in an HttpOnly, SameSite=Strict cookie (other sites' pages cannot send it).
-KEY_COOKIE = "plangraph_key"
+# sets a cookie holding a random session id (the key stays on the server side: SessionStore),
+# HttpOnly, SameSite=Strict, Secure over TLS. Cookie-authenticated requests that change state must
+# come from the server's own origin (Origin, else Referer), as must a sign-in (login CSRF).
+SESSION_COOKIE = "plangraph_session"
 LOGIN_PATH = "/login"
+LOGOUT_PATH = "/logout"
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _LOGIN_PAGE = """<!doctype html><meta charset="utf-8"><title>plangraph</title>
 <form method="post" action="/login" style="font-family:sans-serif;margin:4em auto;max-width:28em">
 <p>{message}</p><label>API key <input name="key" type="password" autofocus required></label>
 <button>登录 / Sign in</button></form>"""
+_LOGOUT_PAGE = """<!doctype html><meta charset="utf-8"><title>plangraph</title>
+<form method="post" action="/logout" style="font-family:sans-serif;margin:4em auto;max-width:28em">
+<button>退出登录 / Sign out</button></form>"""
 
 log = logging.getLogger("plangraph.http")
 
@@ -57,18 +64,21 @@ class Guard:
         limiter: RateLimiter,
         max_bytes: int,
         public: Sequence[str],
+        failures: FailureLimiter | None = None,
+        sessions: SessionStore | None = None,
     ) -> None:
         """Wrap `app`; `max_bytes` <= 0 turns the size limit off."""
         self.app = app
         self.keys = [(key.encode(), user) for key, user in keys.items()]
+        self.key_users = {SessionStore.digest(key): user for key, user in keys.items()}
         self.anonymous_user = anonymous_user
         self.limiter = limiter
+        self.failures = failures or FailureLimiter()
+        self.sessions = sessions
         self.max_bytes = max_bytes
         self.public = tuple(public)
 
     def _user(self, key: str | None) -> str | None:
-        if self.anonymous_user is not None:
-            return self.anonymous_user
         if not key:
             return None
         given = key.encode("utf-8", "replace")
@@ -91,44 +101,108 @@ class Guard:
         if scope["path"] in (LOGIN_PATH, LOGIN_PATH + "/"):
             await self._login(scope, receive, send)
             return
+        if scope["path"] in (LOGOUT_PATH, LOGOUT_PATH + "/"):
+            await self._logout(scope, receive, send)
+            return
         if not scope["path"].startswith(self.public):
-            key = headers.get("x-api-key") or _cookie_key(headers)
-            user = self._user(key)
-            if user is None:
-                detail = "Missing X-API-Key header." if not key else "Unknown API key."
-                await self._reject(scope, receive, send, 401, detail)
+            refusal = self._authenticate(scope, headers)
+            if refusal is not None:
+                await refusal(scope, receive, send)
                 return
-            wait = self.limiter.acquire(key or "anonymous")
-            if wait:
-                detail = f"Rate limit of {self.limiter.per_minute:g} requests/minute reached; retry later."
-                await self._reject(scope, receive, send, 429, detail, {"Retry-After": str(int(wait))})
-                return
-            scope.setdefault("state", {})["user_id"] = user
         await self._pass(scope, receive, send)
 
+    def _authenticate(self, scope: Scope, headers: Headers) -> Response | None:
+        """Put the caller's user into the scope, or return the refusal (401/403/429)."""
+        client = _client(scope)
+        key = headers.get("x-api-key")
+        session = None if key else _cookie(headers, SESSION_COOKIE)
+        if self.anonymous_user is not None:
+            user: str | None = self.anonymous_user
+            bucket = "anonymous"
+        elif key:
+            user, bucket = self._user(key), SessionStore.digest(key)
+        elif session and self.sessions is not None:
+            found = self.sessions.lookup(session)
+            user = self.key_users.get(found[1]) if found else None  # a removed key ends its sessions
+            bucket = found[1] if found else ""
+        else:
+            user, bucket = None, ""
+        if user is None:
+            if not key and not session:
+                return json_error(401, "Missing X-API-Key header.")
+            wait = self.failures.wait(client)
+            if wait:
+                return _too_many_failures(wait)
+            self.failures.failed(client)
+            detail = "Unknown API key." if key else "Your session has ended; sign in again at /login."
+            return json_error(401, detail)
+        # Without a key, a browser may be the caller: a state change must come from our own pages
+        # (a cookie session must say so; anonymous use on loopback refuses only another origin).
+        cross_site = not _same_origin(scope, headers, required=self.anonymous_user is None)
+        if not key and scope["method"] not in _SAFE_METHODS and cross_site:
+            return json_error(
+                403,
+                "Cross-site request refused: a request signed in by cookie must come from this server's own "
+                "pages (its Origin or Referer did not match). Scripts should send X-API-Key instead.",
+            )
+        wait = self.limiter.acquire(bucket)
+        if wait:
+            detail = f"Rate limit of {self.limiter.per_minute:g} requests/minute reached; retry later."
+            return json_error(429, detail, {"Retry-After": str(int(wait))})
+        scope.setdefault("state", {})["user_id"] = user
+        return None
+
     async def _login(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """GET: the sign-in form; POST key=…: the key cookie and a redirect to the chat page."""
+        """GET: the sign-in form; POST key=…: a session cookie and a redirect to the chat page."""
+        headers = Headers(scope=scope)
         response: Response
         if scope["method"] != "POST":
             response = HTMLResponse(_LOGIN_PAGE.format(message="输入 API key 登录 plangraph。"))
-        elif not self.keys:
+        elif not self.keys or self.sessions is None:
             response = json_error(400, "No API keys are configured; the server accepts every caller.")
+        elif not _same_origin(scope, headers, required=False):
+            response = json_error(
+                403, "Cross-site sign-in refused: sign in from this server's own /login page."
+            )
         else:
-            client = (scope.get("client") or ("unknown",))[0]
-            wait = self.limiter.acquire(f"login:{client}")
+            client = _client(scope)
             key = await _form_field(receive, "key", limit=4096)
+            user = self._user(key)
+            wait = 0.0 if user is not None else self.failures.wait(client)
             if wait:
-                response = json_error(
-                    429, "Too many sign-in attempts; retry later.", {"Retry-After": str(int(wait))}
-                )
-            elif key and self._user(key) is not None:
+                response = _too_many_failures(wait)
+            elif key and user is not None:
                 response = RedirectResponse("/", status_code=303)  # the chat page
                 response.set_cookie(
-                    KEY_COOKIE, quote(key, safe=""), max_age=8 * 3600, httponly=True, samesite="strict"
+                    SESSION_COOKIE,
+                    self.sessions.create(user, key),
+                    max_age=int(self.sessions.lifetime),
+                    httponly=True,
+                    samesite="strict",
+                    secure=scope.get("scheme") == "https",
                 )
             else:
+                self.failures.failed(client)
                 page = _LOGIN_PAGE.format(message="API key 不正确，请重新输入。")
                 response = HTMLResponse(page, status_code=401)
+        await response(scope, receive, send)
+
+    async def _logout(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """GET: a sign-out button; POST: end the session on the server and clear the cookie."""
+        headers = Headers(scope=scope)
+        response: Response
+        if scope["method"] != "POST":
+            response = HTMLResponse(_LOGOUT_PAGE)
+        elif not _same_origin(scope, headers, required=False):
+            response = json_error(403, "Cross-site sign-out refused.")
+        else:
+            session = _cookie(headers, SESSION_COOKIE)
+            if session and self.sessions is not None:
+                self.sessions.end(session)
+            response = RedirectResponse(LOGIN_PATH, status_code=303)
+            response.delete_cookie(
+                SESSION_COOKIE, httponly=True, samesite="strict", secure=scope.get("scheme") == "https"
+            )
         await response(scope, receive, send)
 
     async def _pass(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -172,18 +246,53 @@ class Guard:
         await json_error(status, detail, headers)(scope, receive, send)
 
 
-def _cookie_key(headers: Headers) -> str | None:
-    """The API key a signed-in browser sends in the `KEY_COOKIE` cookie."""
+def _cookie(headers: Headers, name: str) -> str | None:
+    """The value of cookie `name` (None when absent or the Cookie header is malformed)."""
     raw = headers.get("cookie")
     if not raw:
         return None
     cookie = SimpleCookie()
     try:
         cookie.load(raw)
-    except CookieError:  # a malformed Cookie header simply carries no key
+    except CookieError:  # a malformed Cookie header simply carries no session
         return None
-    morsel = cookie.get(KEY_COOKIE)
-    return unquote(morsel.value) if morsel and morsel.value else None
+    morsel = cookie.get(name)
+    return morsel.value if morsel and morsel.value else None
+
+
+def _client(scope: Scope) -> str:
+    return str((scope.get("client") or ("unknown",))[0])
+
+
+def _too_many_failures(wait: float) -> Response:
+    seconds = max(1, int(wait + 0.999))
+    return json_error(
+        429,
+        f"Too many failed sign-ins or unknown API keys from your address; retry in {seconds} s.",
+        {"Retry-After": str(seconds)},
+    )
+
+
+def _origin(url: str) -> tuple[str, str, int | None] | None:
+    try:
+        parts = urlsplit(url)
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    except ValueError:
+        return None
+    if not parts.scheme or not parts.hostname:
+        return None
+    return parts.scheme.lower(), parts.hostname.lower(), port
+
+
+def _same_origin(scope: Scope, headers: Headers, required: bool = True) -> bool:
+    """True when Origin (else Referer) names this server; without either, `not required`."""
+    claimed = headers.get("origin")
+    if not claimed or claimed == "null":
+        claimed = headers.get("referer")
+    if not claimed:
+        return not required
+    own = _origin(f"{scope.get('scheme', 'http')}://{headers.get('host', '')}")
+    return own is not None and _origin(claimed) == own
 
 
 async def _form_field(receive: Receive, name: str, limit: int) -> str | None:

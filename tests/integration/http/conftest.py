@@ -24,6 +24,10 @@ def http_env() -> Iterator[None]:
             "PLANGRAPH_MAX_REQUEST_BYTES",
         ):
             mp.delenv(name, raising=False)
+        # The shared server sends wrong keys on purpose in many tests; failed-authentication
+        # limits are tested with their own servers (test_http_sessions.py).
+        mp.setenv("PLANGRAPH_AUTH_FAILURES_PER_CLIENT", "0")
+        mp.setenv("PLANGRAPH_AUTH_FAILURES_GLOBAL", "0")
         yield
 
 

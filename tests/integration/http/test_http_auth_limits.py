@@ -169,7 +169,8 @@ def test_app_without_keys_refuses_unless_insecure(http_env, tmp_path):
 def test_a_browser_signs_in_once_and_the_page_calls_carry_the_key_cookie(live):
     import httpx
 
-    with httpx.Client(base_url=live.url, timeout=60) as browser:
+    # A browser sends its page's Origin with every POST (the server checks it for cookie sessions).
+    with httpx.Client(base_url=live.url, timeout=60, headers={"Origin": live.url}) as browser:
         form = browser.get("/login")
         assert form.status_code == 200 and "<form" in form.text
         wrong = browser.post("/login", data={"key": "not-a-key"})
