@@ -72,20 +72,25 @@ class RateLimiter:
         self._buckets: dict[str, tuple[float, float]] = {}
         self._lock = threading.Lock()
 
-    def acquire(self, key: str) -> float:
-        """Take one request for `key`: 0 when allowed, else the seconds to wait before retrying."""
+    def acquire(self, key: str, count: int = 1) -> float:
+        """Take `count` requests for `key`: 0 when allowed, else the seconds to wait before retrying.
+
+        A count above the bucket size can never pass: `math.inf`.
+        """
         if self.per_minute <= 0:
             return 0.0
+        if count > self.per_minute:
+            return math.inf
         rate = self.per_minute / 60.0
         now = time.monotonic()
         with self._lock:
             tokens, stamp = self._buckets.get(key, (self.per_minute, now))
             tokens = min(self.per_minute, tokens + (now - stamp) * rate)
-            if tokens >= 1.0:
-                self._buckets[key] = (tokens - 1.0, now)
+            if tokens >= count:
+                self._buckets[key] = (tokens - count, now)
                 return 0.0
             self._buckets[key] = (tokens, now)
-            return max(1.0, math.ceil((1.0 - tokens) / rate))
+            return max(1.0, math.ceil((count - tokens) / rate))
 
 
 class FailureLimiter:

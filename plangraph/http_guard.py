@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import math
 import uuid
 from collections.abc import Mapping, Sequence
 from http.cookies import CookieError, SimpleCookie
@@ -15,6 +16,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from plangraph.auth import FailureLimiter, RateLimiter, SessionStore
+from plangraph.http_body import BodyError, batch_size, check_body
 
 __all__ = ["LOGIN_PATH", "LOGOUT_PATH", "SESSION_COOKIE", "Guard", "json_error"]
 
@@ -150,6 +152,7 @@ class Guard:
             detail = f"Rate limit of {self.limiter.per_minute:g} requests/minute reached; retry later."
             return json_error(429, detail, {"Retry-After": str(int(wait))})
         scope.setdefault("state", {})["user_id"] = user
+        scope["state"]["rate_bucket"] = bucket
         return None
 
     async def _login(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -205,7 +208,55 @@ class Guard:
             )
         await response(scope, receive, send)
 
+    async def _checked_body(self, scope: Scope, receive: Receive) -> tuple[Receive | None, Response | None]:
+        """For a POST to a LangServe route: read and check the body (422 / 413 / 429), then replay it."""
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return receive, None
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if self.max_bytes > 0 and size > self.max_bytes:
+                return None, json_error(413, self._too_large())
+            if not message.get("more_body", False):
+                break
+        raw = b"".join(chunks)
+        try:
+            body = check_body(scope["path"], raw)
+        except BodyError as error:
+            return None, json_error(422, f"Unusable request body: {error}.")
+        extra = batch_size(body) - 1  # the request itself took one from the bucket already
+        if extra > 0:
+            never = 0 < self.limiter.per_minute < extra + 1
+            wait = math.inf if never else self.limiter.acquire(scope["state"]["rate_bucket"], extra)
+            if wait:
+                detail = (
+                    f"A batch of {extra + 1} inputs counts as {extra + 1} requests; the rate limit is "
+                    f"{self.limiter.per_minute:g} requests/minute."
+                    + (" Send fewer inputs per batch." if wait == math.inf else " Retry later.")
+                )
+                retry = {} if wait == math.inf else {"Retry-After": str(int(wait))}
+                return None, json_error(429, detail, retry)
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if sent:
+                return await receive()
+            sent = True
+            return {"type": "http.request", "body": raw, "more_body": False}
+
+        return replay, None
+
     async def _pass(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] == "POST" and scope["path"].startswith("/plangraph/") and "state" in scope:
+            checked, refusal = await self._checked_body(scope, receive)
+            if refusal is not None:
+                await refusal(scope, receive, send)
+                return
+            assert checked is not None
+            receive = checked
         seen, started, finished = 0, False, False
 
         async def counted_receive() -> Message:
