@@ -129,14 +129,30 @@ def open_checkpointer(data_dir: Path, url: str | None = None) -> Iterator[BaseCh
         )
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    data_dir.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(
-        data_dir / "checkpoints.sqlite", check_same_thread=False, timeout=_sqlite_timeout()
-    )
-    conn.execute("PRAGMA journal_mode=WAL")
+    path = data_dir / "checkpoints.sqlite"
+    timeout = _sqlite_timeout()
     try:
-        saver = SqliteSaver(conn)
-        saver.setup()
+        data_dir.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, check_same_thread=False, timeout=timeout)
+    except (OSError, sqlite3.Error) as error:
+        raise _cannot_open(path, error) from None
+    try:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            saver = SqliteSaver(conn)
+            saver.setup()
+        except sqlite3.Error as error:
+            raise _cannot_open(path, error) from None
         yield saver
     finally:
         conn.close()
+
+
+def _cannot_open(path: Path, error: Exception) -> Exception:
+    """The error shown when the checkpoint database cannot be opened (full disk, permissions, …)."""
+    reason = getattr(error, "strerror", None) or str(error) or type(error).__name__
+    return _user_error(
+        f"无法打开检查点数据库 {path}（{type(error).__name__}: {reason}）：请检查磁盘空间和目录权限"
+        "（PLANGRAPH_DATA_DIR），处理后重试。没有改动任何会话。",
+        exit_code=1,
+    )

@@ -16,6 +16,8 @@ from pydantic import BaseModel, Field
 from tools.contracts import ExecutionPlan, PlanStep, find_cycle
 
 __all__ = [
+    "MAX_REQUIREMENT_CHARS",
+    "MAX_STEPS",
     "CreatePlanArgs",
     "PlanValidationError",
     "StepArgs",
@@ -24,6 +26,12 @@ __all__ = [
     "new_plan",
     "validate_steps",
 ]
+
+
+# A plan is a handful of steps; the bounds keep a model's mistake (a step numbered 2**70 or -1, a
+# requirement of 800k characters) a validation error instead of a crash or a huge state.
+MAX_STEPS = 64
+MAX_REQUIREMENT_CHARS = 4000
 
 
 class PlanValidationError(ValueError):
@@ -51,8 +59,23 @@ def validate_steps(steps: Iterable[Mapping], valid_agents: Iterable[str]) -> lis
     items = [dict(s) for s in steps]
     if not items:
         raise PlanValidationError("the plan has no steps; add at least one step with an agentName.")
+    if len(items) > MAX_STEPS:
+        raise PlanValidationError(f"the plan has {len(items)} steps; use at most {MAX_STEPS}.")
     seen: set[int] = set()
     for item in items:
+        number = item.get("seqNo")
+        if type(number) is not int or not 0 <= number < MAX_STEPS:
+            raise PlanValidationError(
+                f"step seqNo {str(number)[:24]!r} is not a step number; number the steps 0, 1, 2, … (below {MAX_STEPS})."
+            )
+        requirement = item.get("requirement") or ""
+        if not isinstance(requirement, str) or len(requirement) > MAX_REQUIREMENT_CHARS:
+            raise PlanValidationError(
+                f"step {number}: the requirement has {len(str(requirement))} characters; "
+                f"state what the step must achieve in at most {MAX_REQUIREMENT_CHARS}."
+            )
+        if any(type(d) is not int for d in item.get("dependsOn", [])):
+            raise PlanValidationError(f"step {number}: dependsOn must list step numbers (integers).")
         if item.get("agentName") not in names:
             raise PlanValidationError(
                 f"step {item.get('seqNo')}: unknown agent {item.get('agentName')!r}; available: {', '.join(names)}"

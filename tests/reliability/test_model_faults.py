@@ -134,3 +134,27 @@ def test_endpoint_dying_inside_a_step_keeps_the_plan_and_resume_finishes_it(mode
     assert not any(_is_planner(r) for r in after)  # the plan was not made again
     knowledge_calls = [r for r in after if "知识助手" in r["messages"][0]["content"]]
     assert len(knowledge_calls) == 1  # the failed step ran once more, and nothing before it did
+
+
+@pytest.mark.parametrize(
+    ("step", "named"),
+    [
+        ({"seqNo": 2**70, "agentName": "knowledge", "requirement": "x"}, "number the steps"),
+        ({"seqNo": -1, "agentName": "knowledge", "requirement": "x"}, "number the steps"),
+        ({"seqNo": 0, "agentName": "knowledge", "requirement": "政" * 5_000}, "5000 characters"),
+    ],
+    ids=["seqNo 2**70", "seqNo -1", "requirement of 5000 chars"],
+)
+def test_model_plan_out_of_bounds_is_a_validation_error_every_round(model_env, data_dir, step, named):
+    """Issue 12 items 9 and 11: before, 2**70 was a TypeError with the plan left "running", −1 shared
+    the planner's stream index, and an 800k-character requirement was accepted into the state."""
+    bad_plan = {"steps": [{**step, "dependsOn": []}]}
+    with ScriptedOpenAIServer([reply_tool_call("create_plan", bad_plan)] * 4) as server:
+        model_env(server)
+        with PlanRunner.open(user_id="u", conversation_id="fbounds") as runner:
+            outcome = runner.run(QUESTION)
+        assert len(server.requests) == 4  # the model was told each time and tried again
+        feedback = [m for m in server.requests[1]["messages"] if m.get("role") == "tool"]
+        assert feedback and named in feedback[-1]["content"]
+    assert outcome.plan is None
+    assert named in outcome.summary
