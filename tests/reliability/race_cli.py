@@ -15,7 +15,7 @@ import os
 import sys
 import time
 
-import nodes.registry as registry
+import nodes.agents as registry
 import plangraph.runner  # noqa: F401  (imported now, not after the start signal)
 from plangraph.cli import main
 

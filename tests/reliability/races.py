@@ -27,8 +27,8 @@ from graphs.context import Context
 from graphs.main import build_graph
 from plangraph.auth import thread_id_for
 from plangraph.checkpoint import open_checkpointer
-from plangraph.plan_store import PlanStore
 from plangraph.runner import PlanRunner
+from tools.plans.store import PlanStore
 
 ROOT = Path(__file__).resolve().parents[2]
 RACE_CLI = str(Path(__file__).with_name("race_cli.py"))

@@ -75,7 +75,7 @@ def test_report_blobs_have_an_owner_and_another_users_load_cannot_read_them(tmp_
     import sqlite3
 
     from memory import BlockMemory
-    from memory.embeddings import embeddings_from_env
+    from tests.support.services import env_embeddings
     from plangraph.runner import PlanRunner
     from tests.reliability.races import ANSWERS, S1
 
@@ -91,7 +91,7 @@ def test_report_blobs_have_an_owner_and_another_users_load_cannot_read_them(tmp_
     data_id = report["result"]["context"]["data_id"]
     assert data_id and data_id.startswith("store://")
 
-    memory = BlockMemory(data / "memory", embeddings_from_env())
+    memory = BlockMemory(data / "memory", env_embeddings())
     try:
         with sqlite3.connect(data / "memory" / "memory.sqlite3") as db:
             owners = {row[0] for row in db.execute("SELECT ns FROM blobs")}

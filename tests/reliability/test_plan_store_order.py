@@ -15,10 +15,10 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from graphs.context import Context
 from graphs.main import build_graph
-from plangraph.plan_store import open_plan_store
 from plangraph.runner import PlanRunner, ServiceUnavailableError
 from plangraph.waiting import waiting_plans
 from tests.reliability.races import ANSWERS, S1
+from tools.plans.store import PlanStore
 
 
 class FailingSaver(SqliteSaver):
@@ -49,7 +49,7 @@ def test_failed_checkpoint_write_after_an_answer_keeps_the_plan_listed_as_waitin
     runner = PlanRunner(build_graph(checkpointer=saver), context)
     asked = runner.run(S1).interrupt
     assert asked is not None
-    store = open_plan_store(context.data_path)
+    store = PlanStore(context.data_path / "plans.sqlite")
 
     saver.full = True
     with pytest.raises(ServiceUnavailableError, match="plangraph resume"):
