@@ -83,6 +83,7 @@ class Backend:
     pool: ThreadPoolExecutor
     services: ServiceHub = field(default_factory=ServiceHub)  # the hub the graph was built with
     locks: TurnLocks | None = None
+    _shares: dict[str, asyncio.Semaphore] = field(default_factory=dict)
 
     def runner(self, user_id: str, conversation_id: str) -> PlanRunner:
         """A runner on the user's own thread for the conversation (other users cannot reach it)."""
@@ -97,9 +98,20 @@ class Backend:
             locks=self.locks,
         )
 
-    def in_pool(self, func: Callable[..., Any], *args: Any) -> asyncio.Future:
-        """Run `func(*args)` on the turn pool."""
-        return asyncio.get_running_loop().run_in_executor(self.pool, functools.partial(func, *args))
+    def in_pool(self, func: Callable[..., Any], *args: Any, user: str = "") -> asyncio.Future:
+        """Run `func(*args)` on the turn pool, within `user`'s fair share of it.
+
+        A user runs at most half of the workers' turns at once (at least one); their further turns
+        wait for their own earlier ones, so another user's turn always finds a free worker.
+        """
+        return asyncio.ensure_future(self._in_share(user, functools.partial(func, *args)))
+
+    async def _in_share(self, user: str, call: Callable[[], Any]) -> Any:
+        share = self._shares.get(user)
+        if share is None:
+            share = self._shares[user] = asyncio.Semaphore(max(1, self.pool._max_workers // 2))
+        async with share:
+            return await asyncio.get_running_loop().run_in_executor(self.pool, call)
 
 
 def _request_text(messages: list[Any]) -> str:
@@ -204,7 +216,8 @@ class ConversationRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
     ) -> dict[str, Any]:
         """Async twin of `invoke`, on the server's turn pool."""
-        return await self._backend().in_pool(self.invoke, input, config)
+        user = str(((config or {}).get("configurable") or {}).get("user_id") or "")
+        return await self._backend().in_pool(self.invoke, input, config, user=user)
 
     def stream(
         self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
@@ -259,7 +272,8 @@ class ConversationRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         def push(chunk: dict | None) -> None:
             loop.call_soon_threadsafe(chunks.put_nowait, chunk)
 
-        task = self._backend().in_pool(self._turn, dict(first), config, push)
+        user = str((config.get("configurable") or {}).get("user_id") or "")
+        task = self._backend().in_pool(self._turn, dict(first), config, push, user=user)
         task.add_done_callback(lambda _: push(None))
         while (chunk := await chunks.get()) is not None:
             yield chunk

@@ -51,8 +51,8 @@ def cli_env(data: Path, tmp: Path, checkpoint_url: str = "", **extra: str) -> di
         PLANGRAPH_USER_ID=USER,
         PLANGRAPH_TEST_RUN_LOG=str(tmp / "runs.jsonl"),
         PLANGRAPH_API_KEYS=f"{KEY}:{USER}",
-        **extra,
     )
+    env.update(extra)
     if checkpoint_url:
         env["PLANGRAPH_CHECKPOINT_URL"] = checkpoint_url
     return env
@@ -110,12 +110,12 @@ def events(out: str) -> list[dict]:
 
 
 @contextmanager
-def two_servers(env: dict[str, str]) -> Iterator[list[str]]:
-    """Two `plangraph serve` processes on the same data dir (and checkpointer); yields their URLs."""
-    server_env = {**env, "PLANGRAPH_TEST_STEP_DELAY": "0.7"}
+def two_servers(env: dict[str, str], count: int = 2) -> Iterator[list[str]]:
+    """`count` `plangraph serve` processes on the same data dir (and checkpointer); yields their URLs."""
+    server_env = {"PLANGRAPH_TEST_STEP_DELAY": "0.7", **env}
     with ExitStack() as stack:
         urls = []
-        for _ in range(2):
+        for _ in range(count):
             proc = subprocess.Popen(
                 [sys.executable, RACE_CLI, "serve", "--port", "0"],
                 env=server_env,
@@ -161,10 +161,10 @@ def _stop(proc: subprocess.Popen, drain: threading.Thread) -> None:
     proc.stderr.close()
 
 
-def invoke(url: str, conversation: str, payload: dict[str, Any]) -> httpx.Response:
+def invoke(url: str, conversation: str, payload: dict[str, Any], key: str = KEY) -> httpx.Response:
     """POST /plangraph/invoke on `conversation`."""
     body = {"input": payload, "config": {"configurable": {"thread_id": conversation}}}
-    return httpx.post(f"{url}/plangraph/invoke", json=body, headers={"X-API-Key": KEY}, timeout=300)
+    return httpx.post(f"{url}/plangraph/invoke", json=body, headers={"X-API-Key": key}, timeout=300)
 
 
 def race_http(calls: list[tuple[str, str, dict[str, Any]]]) -> list[httpx.Response]:

@@ -75,9 +75,9 @@ def test_report_blobs_have_an_owner_and_another_users_load_cannot_read_them(tmp_
     import sqlite3
 
     from memory import BlockMemory
-    from tests.support.services import env_embeddings
     from plangraph.runner import PlanRunner
     from tests.reliability.races import ANSWERS, S1
+    from tests.support.services import env_embeddings
 
     monkeypatch.setenv("PLANGRAPH_EMBEDDINGS", "hash")
     monkeypatch.delenv("PLANGRAPH_MODEL", raising=False)

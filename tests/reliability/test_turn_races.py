@@ -162,3 +162,38 @@ def test_a_data_dir_on_a_network_filesystem_is_refused(path, refused):
     with pytest.raises(UserFacingError, match=f"网络文件系统（{refused}）") as caught:
         check_data_dir(Path(path), MOUNTS)
     assert "PLANGRAPH_DATA_DIR" in str(caught.value) and caught.value.exit_code == 2
+
+
+def test_one_users_turns_leave_a_worker_for_another_user(tmp_path):
+    """Issue 12 item 11: twelve queued turns of one user took all 8 workers and slowed another
+    user's quick turn from 0.2 s to 6.4 s. Now a user runs at most half the workers' turns at once."""
+    import time
+
+    data = tmp_path / "data"
+    keys = "race-key-0123456789:racer,other-key-0123456789:other"
+    env = cli_env(data, tmp_path, checkpoint_url="", PLANGRAPH_HTTP_WORKERS="2", PLANGRAPH_API_KEYS=keys)
+    with two_servers(env, count=1) as (url,):
+        conversations = [f"fair-{n}" for n in range(3)]
+        for conversation in conversations:
+            invoke(url, conversation, {"messages": [{"role": "user", "content": S1}]})
+        finished: dict[str, float] = {}
+
+        def timed(name: str, call) -> None:  # noqa: ANN001
+            call()
+            finished[name] = time.monotonic()
+
+        import threading
+
+        threads = [
+            threading.Thread(target=timed, args=(c, lambda c=c: invoke(url, c, {"resume": ANSWERS[500]})))
+            for c in conversations
+        ]
+        for t in threads:
+            t.start()
+        time.sleep(0.3)  # the racer's three turns are queued first
+        quick = {"messages": [{"role": "user", "content": "分布式光伏余电上网电价怎么定？"}]}
+        timed("other", lambda: invoke(url, "other-1", quick, key="other-key-0123456789"))
+        for t in threads:
+            t.join(timeout=300)
+    first_racer = min(finished[c] for c in conversations)
+    assert finished["other"] < first_racer, finished  # it did not wait for the racer's turns
