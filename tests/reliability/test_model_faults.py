@@ -149,12 +149,17 @@ def test_model_plan_out_of_bounds_is_a_validation_error_every_round(model_env, d
     """Issue 12 items 9 and 11: before, 2**70 was a TypeError with the plan left "running", −1 shared
     the planner's stream index, and an 800k-character requirement was accepted into the state."""
     bad_plan = {"steps": [{**step, "dependsOn": []}]}
-    with ScriptedOpenAIServer([reply_tool_call("create_plan", bad_plan)] * 4) as server:
+    script = [reply_tool_call("create_plan", bad_plan)] * 4
+    with ScriptedOpenAIServer(
+        script, responder=lambda request: reply_text("按燃煤基准价结算[1]。")
+    ) as server:
         model_env(server)
         with PlanRunner.open(user_id="u", conversation_id="fbounds") as runner:
             outcome = runner.run(QUESTION)
-        assert len(server.requests) == 4  # the model was told each time and tried again
-        feedback = [m for m in server.requests[1]["messages"] if m.get("role") == "tool"]
+        planning = [r for r in server.requests if "create_plan" in json.dumps(r.get("tools", []))]
+        assert len(planning) == 4  # the model was told each time and tried again
+        feedback = [m for m in planning[1]["messages"] if m.get("role") == "tool"]
         assert feedback and named in feedback[-1]["content"]
-    assert outcome.plan is None
-    assert named in outcome.summary
+    # then the offline plan, and the user is told why
+    assert outcome.plan is not None and [s["seqNo"] for s in outcome.plan["steps"]] == [0]
+    assert "没能生成可执行的计划" in outcome.summary and named in outcome.summary
