@@ -93,6 +93,18 @@ def _inputs_stated(query: str, specs: Mapping[str, AgentSpec]) -> dict[str, dict
     return found
 
 
+def _states_values(clause: str, specs: Mapping[str, AgentSpec]) -> bool:
+    """Whether a clause is a statement of values: a number, or several inputs ("杭州工商业500kW").
+
+    A lone word an input parser knows ("commercial", "户用") is the clause's topic, not a value.
+    """
+    return any(
+        len(fields) >= 2
+        or any(isinstance(v, int | float) and not isinstance(v, bool) for v in fields.values())
+        for fields in _inputs_stated(clause, specs).values()
+    )
+
+
 def _producers(specs: Mapping[str, AgentSpec]) -> list[str]:
     """Agents that consume nothing (they start from the user's inputs), registry order."""
     return [n for n, s in specs.items() if s.produces and not s.consumes]
@@ -110,7 +122,7 @@ def understand(
         negated = bool(_NEGATION.search(clause))
         named = [n for n, s in specs.items() if s.claims is not None and s.claims(clause)]
         if not named:  # a clause of values names an agent by its words only when it says much more
-            floor = VALUES_CLAUSE_FLOOR if _inputs_stated(clause, specs) else CLAUSE_FLOOR
+            floor = VALUES_CLAUSE_FLOOR if _states_values(clause, specs) else CLAUSE_FLOOR
             found = _best_agent(_NEGATION.sub(" ", clause), specs, index, floor)
             named = [found] if found else []
         for name in named:

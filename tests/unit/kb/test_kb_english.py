@@ -126,4 +126,5 @@ def test_the_agent_answers_an_english_question_with_a_citation_and_refuses_an_hr
     assert answered["context"]["found"] is True
     assert answered["context"]["citations"][0]["title"] == "绿色电力证书（绿证）全覆盖"
     refused = _run_agent(data_dir, index, "How many days of annual leave do employees get?")
-    assert refused["output"].startswith("我不知道") and refused["context"]["citations"] == []
+    # an English question gets its "I don't know" in English (the request's language)
+    assert refused["output"].startswith("I don't know") and refused["context"]["citations"] == []
