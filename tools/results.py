@@ -9,13 +9,14 @@ conversation" is one indexed lookup instead of a scan of every chat message.
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
+
+from tools.sqlite_file import open_sqlite
 
 __all__ = ["ConversationResults", "InMemoryResults", "Results", "ResultsIndex", "StoredResult"]
 
@@ -69,12 +70,8 @@ class ResultsIndex:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db = open_sqlite(self.path, _SCHEMA)
         self._lock = threading.Lock()
-        with self._lock, self._db:
-            self._db.executescript(_SCHEMA)
 
     def add(self, user_id: str, conversation_id: str, result: StoredResult) -> None:
         """Index one result."""

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from tools.contracts import ExecutionPlan
+from tools.sqlite_file import open_sqlite
 
 __all__ = ["PlanStore"]
 
@@ -41,12 +41,8 @@ class PlanStore:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db = open_sqlite(self.path, _SCHEMA)
         self._lock = threading.Lock()
-        with self._lock, self._db:
-            self._db.executescript(_SCHEMA)
 
     def save(
         self,
