@@ -8,7 +8,6 @@ same validation, and steps whose results the user already has are dropped.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
@@ -64,17 +63,12 @@ def candidates(
     found += [
         Route(
             s.name,
-            (_title(s.description), s.description, *s.examples, *(s.vocabulary() if s.vocabulary else ())),
+            (s.title, s.description, *s.examples, *(s.vocabulary() if s.vocabulary else ())),
             ({"seqNo": 0, "agentName": s.name, "requirement": "", "dependsOn": []},),
         )
         for s in specs.values()
     ]
     return found
-
-
-def _title(description: str) -> str:
-    """The agent's name, the head of its description ("测算报告生成 report"): a short text names it best."""
-    return re.split(r"[：:]", description, maxsplit=1)[0]
 
 
 def route_offline(

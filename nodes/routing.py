@@ -43,6 +43,12 @@ class RouteIndex:
             for j, text in enumerate(route.texts):
                 self._index.add((i, j), _content_terms(text))
         self._terms = [[set(_content_terms(text)) for text in route.texts] for route in self.routes]
+        # a term no route uses weighs at least as much as the rarest known one
+        known = {t for texts in self._terms for terms in texts for t in terms}
+        self._unknown_idf = max((self._index.idf(t) for t in known), default=1.0)
+        self._weight = [
+            [sum(self._index.idf(t) for t in terms) or 1.0 for terms in texts] for texts in self._terms
+        ]
 
     def shared_terms(self, text: str) -> list[int]:
         """Per route, how many distinct content terms of `text` its best-sharing text contains."""
@@ -58,24 +64,16 @@ class RouteIndex:
         terms = set(_content_terms(text))
         if not terms:
             return [0.0] * len(self.routes)
-        idf = {t: self._index.idf(t) or self._unknown_idf() for t in terms}
+        idf = {t: self._index.idf(t) or self._unknown_idf for t in terms}
         total = sum(idf.values())
         best = [0.0] * len(self.routes)
         for i, texts in enumerate(self._terms):
-            for known in texts:
-                own = sum(self._index.idf(t) for t in known) or 1.0
+            for known, own in zip(texts, self._weight[i], strict=True):
                 shared = terms & known
                 forward = sum(idf[t] for t in shared) / total
                 backward = sum(self._index.idf(t) for t in shared) / own
                 best[i] = max(best[i], min(forward, backward))
         return best
-
-    def _unknown_idf(self) -> float:
-        """The weight of a term no route uses: at least as much as the rarest known term."""
-        return self._index.idf("\x00") or max((self._index.idf(t) for t in self._all_terms()), default=1.0)
-
-    def _all_terms(self) -> set[str]:
-        return {t for texts in self._terms for known in texts for t in known}
 
     def scores(self, text: str) -> list[float]:
         """Score of every route for `text` (0.0 when it shares no term); question words do not count."""

@@ -298,15 +298,14 @@ def _recall(query: str, specs: Mapping[str, AgentSpec], results: Results, lang: 
 
 def out_of_scope(specs: Mapping[str, AgentSpec], lang: str) -> str:
     """A short honest reply: this is outside what the agents do, and what they do."""
-    names = [_title(s.description, lang) for s in specs.values()]
+    names = [_title(s.title, lang) for s in specs.values()]
     if lang == "en":
         return "Sorry, that is outside what I can help with. I can: " + "; ".join(names) + "."
     return "抱歉，这个问题超出了我能处理的范围。我可以：" + "；".join(names) + "。"
 
 
-def _title(description: str, lang: str) -> str:
-    """The agent's name in `lang` from its description ("光伏经济性测算 PV economic calculation：…")."""
-    head = re.split(r"[：:]", description, maxsplit=1)[0]
+def _title(head: str, lang: str) -> str:
+    """The part of an agent's title in `lang` ("光伏经济性测算 PV economic calculation")."""
     latin = " ".join(re.findall(r"[A-Za-z][A-Za-z &/-]*[A-Za-z]", head)).strip()
     chinese = "".join(_CJK.findall(head)) or head
     return (latin or head) if lang == "en" else chinese

@@ -7,6 +7,7 @@ checks each one's internal plan.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,6 +63,11 @@ class AgentSpec:
     vocabulary: Callable[[], Sequence[str]] | None = None
     tools: tuple[str, ...] = ()
     internal_plan: str | Path | None = None
+
+    @property
+    def title(self) -> str:
+        """The agent's name: the head of its description ("测算报告生成 report")."""
+        return re.split(r"[：:]", self.description, maxsplit=1)[0]
 
 
 class UnknownAgentError(KeyError):
