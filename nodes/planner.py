@@ -20,7 +20,7 @@ from graphs.state import State
 from nodes.kit.registry import AgentSpec
 from nodes.kit.services import RunServices, ServicesFactory
 from nodes.routing import Route, RouteIndex
-from nodes.understand import Understanding, language, understand
+from nodes.understand import Understanding, language, understand, value_words
 from tools.planning import new_plan, validate_steps
 
 __all__ = [
@@ -71,6 +71,13 @@ def candidates(
     return found
 
 
+def route_index(
+    specs: Mapping[str, AgentSpec], templates: Sequence | None = None, extra_dirs: str = ""
+) -> RouteIndex:
+    """The routing index over `candidates`, with the agents' value words left out of matching."""
+    return RouteIndex(candidates(specs, templates, extra_dirs), is_value=value_words(specs))
+
+
 def route_offline(
     query: str, svc: RunServices, specs: Mapping[str, AgentSpec], index: RouteIndex
 ) -> Understanding:
@@ -91,7 +98,7 @@ def make_planner(  # noqa: ANN201 - a node
         svc = services(resolve_context(runtime.context))
         extra = svc.ctx.templates_dirs
         if extra not in options:
-            options[extra] = RouteIndex(candidates(specs, templates, extra))
+            options[extra] = route_index(specs, templates, extra)
         return _plan(state, runtime, svc, specs, options[extra])
 
     return planner

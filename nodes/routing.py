@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+
+import snowballstemmer
 
 from memory.bm25 import IncrementalBM25
 from memory.text import QUESTION_WORDS, tokenize
@@ -33,16 +37,19 @@ class RouteIndex:
     """BM25 over every route's texts; a route scores as its best text.
 
     Memory's index with Lucene's non-negative idf: with a few dozen texts, Okapi's idf would go
-    negative for common terms.
+    negative for common terms. `is_value(term)` tells which words are values rather than work
+    ("杭州", "commercial", "500kw"): they are left out of what a request is matched on, so an
+    example that happens to name a city does not make every question about that city its work.
     """
 
-    def __init__(self, routes: Sequence[Route]) -> None:
+    def __init__(self, routes: Sequence[Route], is_value: Callable[[str], bool] | None = None) -> None:
         self.routes = list(routes)
+        self._is_value = is_value
         self._index = IncrementalBM25(smooth_idf=True)
         for i, route in enumerate(self.routes):
             for j, text in enumerate(route.texts):
-                self._index.add((i, j), _content_terms(text))
-        self._terms = [[set(_content_terms(text)) for text in route.texts] for route in self.routes]
+                self._index.add((i, j), self.terms(text))
+        self._terms = [[set(self.terms(text)) for text in route.texts] for route in self.routes]
         # a term no route uses weighs at least as much as the rarest known one
         known = {t for texts in self._terms for terms in texts for t in terms}
         self._unknown_idf = max((self._index.idf(t) for t in known), default=1.0)
@@ -50,9 +57,18 @@ class RouteIndex:
             [sum(self._index.idf(t) for t in terms) or 1.0 for terms in texts] for texts in self._terms
         ]
 
+    def terms(self, text: str) -> list[str]:
+        """The words of `text` that can name work: no question words, pointers, numbers or values; English stemmed."""
+        is_value = self._is_value
+        return [
+            _stem(t)
+            for t in tokenize(text)
+            if t not in _NOT_CONTENT and not _HAS_DIGIT.search(t) and not (is_value and is_value(t))
+        ]
+
     def shared_terms(self, text: str) -> list[int]:
         """Per route, how many distinct content terms of `text` its best-sharing text contains."""
-        terms = set(_content_terms(text))
+        terms = set(self.terms(text))
         return [max((len(terms & known) for known in texts), default=0) for texts in self._terms]
 
     def closeness(self, text: str) -> list[float]:
@@ -61,7 +77,7 @@ class RouteIndex:
         For each text: the idf-weighted share of `text`'s terms it contains, and of its own terms
         `text` contains; the smaller of the two, and a route's best text counts.
         """
-        terms = set(_content_terms(text))
+        terms = set(self.terms(text))
         if not terms:
             return [0.0] * len(self.routes)
         idf = {t: self._index.idf(t) or self._unknown_idf for t in terms}
@@ -78,11 +94,55 @@ class RouteIndex:
     def scores(self, text: str) -> list[float]:
         """Score of every route for `text` (0.0 when it shares no term); question words do not count."""
         best = [0.0] * len(self.routes)
-        terms = dict.fromkeys(_content_terms(text))
+        terms = dict.fromkeys(self.terms(text))
         for key, score in self._index.scores(terms).items():
             route = key[0]  # type: ignore[index]
             best[route] = max(best[route], score)
         return best
+
+    def term_shares(self, term: str, among: Sequence[int]) -> dict[int, tuple[float, int]]:
+        """Per route of `among` using `term`: its share of the term's use, and how many of its texts use it.
+
+        A route's use is the fraction of its own texts containing the term (routes with many
+        examples do not win by number); the shares of all routes sum to 1.
+        """
+        use = {}
+        for i in among:
+            count = sum(term in terms for terms in self._terms[i])
+            if count:
+                use[i] = (count / len(self._terms[i]), count)
+        total = sum(u for u, _ in use.values())
+        return {i: (u / total, count) for i, (u, count) in use.items()}
+
+    def named_by_terms(
+        self, text: str, share: float, among: Sequence[int], eligible: Sequence[int]
+    ) -> list[int]:
+        """Routes (of `eligible`) that some single word of `text` names on its own, in the words' order.
+
+        Shares are counted over `among` (every route a word could mean), so a word one eligible
+        route shares with an ineligible one names neither.
+
+        A word names a route when it is in the route's first text (an agent's title: what it says it
+        is), the route holds at least `share` of the word's use and uses it in two or more texts
+        ("敏感性" in "测算、敏感性和报告"); a word several routes use alike ("测算", "造价", "光伏")
+        or one only its examples use ("方案") names none. Words of one CJK character are jieba's leftovers of
+        unknown words ("可研" → 可, 研) and name nothing.
+        """
+        named: list[int] = []
+        for term in dict.fromkeys(self.terms(text)):
+            if len(term) < 2:
+                continue
+            for route, (part, count) in self.term_shares(term, among).items():
+                named_by_title = term in self._terms[route][0]
+                if (
+                    part >= share
+                    and count >= 2
+                    and named_by_title
+                    and route in eligible
+                    and route not in named
+                ):
+                    named.append(route)
+        return named
 
     def best(self, text: str) -> tuple[Route, float] | None:
         """The best route for `text` and its score (ties: the earlier route), or None."""
@@ -99,9 +159,15 @@ _NOT_CONTENT = (QUESTION_WORDS - {"算"}) | frozenset(
 )
 
 
-def _content_terms(text: str) -> list[str]:
-    """The words of `text` that can name work."""
-    return [t for t in tokenize(text) if t not in _NOT_CONTENT]
+_HAS_DIGIT = re.compile(r"\d")
+_LATIN = re.compile(r"[a-z]")
+_STEMMER = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=4096)
+def _stem(term: str) -> str:
+    """English words by their stem, at most six letters ("registration", "register" → "regist"); others as they are."""
+    return _STEMMER.stemWord(term)[:6] if _LATIN.match(term) else term
 
 
 def best_candidate(query: str, routes: Sequence[Route]) -> Route | None:

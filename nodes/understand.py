@@ -23,8 +23,9 @@ the rest:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from nodes.kit.registry import AgentSpec
 from nodes.routing import Route, RouteIndex
@@ -34,6 +35,7 @@ from tools.results import Results
 __all__ = [
     "CLAUSE_FLOOR",
     "TEMPLATE_CLOSENESS",
+    "TERM_SHARE",
     "VALUES_CLAUSE_FLOOR",
     "Understanding",
     "clauses",
@@ -41,6 +43,7 @@ __all__ = [
     "language",
     "out_of_scope",
     "understand",
+    "value_words",
 ]
 
 # Lowest BM25 score (smooth idf) at which a clause names an agent, and how close a whole request
@@ -49,15 +52,21 @@ __all__ = [
 CLAUSE_FLOOR = 2.5
 VALUES_CLAUSE_FLOOR = 10.0  # a clause stating input values ("杭州工商业500kW") rarely asks for anything else
 TEMPLATE_CLOSENESS = 0.7  # a template is used when one of its texts says nearly what the request says
+TERM_SHARE = 0.7  # a single word names an agent when that agent holds this share of the word's use
 _SPLIT = re.compile(
     r"[，,。；;！!？?\n、：:]|然后|接着|之后|随后|最后|顺便|另外|并且|同时|以及|再(?=[做看算出给生帮反分导画])"
     r"|\b(?:then|and then|also|plus|afterwards|finally)\b",
     re.IGNORECASE,
 )
 _NEGATION = re.compile(
-    r"不用|不要|无需|不需要|不必|别(?!的)|免了|\b(?:no need|don't|do not|without|skip|not needed)\b", re.I
+    r"不用|不要|无需|不需要|不必|别(?!的)|免了|\b(?:no need|no|don't|do not|without|skip|not needed)\b", re.I
 )
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_QUESTION = re.compile(
+    r"[吗么][\s?？]*$|^\s*(?:can|could|is|are|does|do|will|would|should|what|how|why|which|when|where|who)\b",
+    re.I,
+)
+_A_NOT_A = re.compile(r"([\u4e00-\u9fff])不\1")  # 要不要, 用不用, 需不需要: a question, not a refusal
 
 
 @dataclass
@@ -105,6 +114,40 @@ def _states_values(clause: str, specs: Mapping[str, AgentSpec]) -> bool:
     )
 
 
+def _is_question(clause: str) -> bool:
+    """Whether a clause asks a yes/no or wh- question ("还能全额上网吗", "Can … still …"): a topic, not values."""
+    return bool(_QUESTION.search(clause) or _A_NOT_A.search(clause))
+
+
+def _scopes(clause: str, index: RouteIndex) -> list[tuple[str, bool]]:
+    """A clause as (text, negated) parts: what a refusal covers and what it does not.
+
+    "compute the IRR - no report needed" refuses what follows the cue; "报告就不用了" what precedes
+    it (nothing that names work follows). "要不要备案" is a question, not a refusal.
+    """
+    cue = _NEGATION.search(_A_NOT_A.sub(lambda m: " " * len(m.group()), clause))
+    if cue is None:
+        return [(clause, False)]
+    before, after = clause[: cue.start()].strip(), clause[cue.end() :].strip()
+    if index.terms(after):
+        return [(before, False), (after, True)] if before else [(after, True)]
+    return [(before, True)]
+
+
+def value_words(specs: Mapping[str, AgentSpec]) -> Callable[[str], bool]:
+    """Whether a single word is a value some producer's parser reads ("杭州", "commercial", "3mw").
+
+    Routing leaves such words out: they say which project, not which work.
+    """
+    parsers = [specs[name].parse_answer for name in _producers(specs) if specs[name].inputs]
+
+    @lru_cache(maxsize=4096)
+    def is_value(word: str) -> bool:
+        return any(k != "reuse_previous" for parse in parsers for k in parse(word))
+
+    return is_value
+
+
 def _producers(specs: Mapping[str, AgentSpec]) -> list[str]:
     """Agents that consume nothing (they start from the user's inputs), registry order."""
     return [n for n, s in specs.items() if s.produces and not s.consumes]
@@ -118,13 +161,15 @@ def understand(
     template = _template(query, index)
     asked: list[str] = []
     excluded: set[str] = set()
-    for clause in clauses(query):
-        negated = bool(_NEGATION.search(clause))
+    for clause, negated in (part for c in clauses(query) for part in _scopes(c, index)):
         named = [n for n, s in specs.items() if s.claims is not None and s.claims(clause)]
         if not named:  # a clause of values names an agent by its words only when it says much more
-            floor = VALUES_CLAUSE_FLOOR if _states_values(clause, specs) else CLAUSE_FLOOR
-            found = _best_agent(_NEGATION.sub(" ", clause), specs, index, floor)
+            values = _states_values(clause, specs) and not _is_question(clause)
+            found = _best_agent(clause, specs, index, VALUES_CLAUSE_FLOOR if values else CLAUSE_FLOOR)
             named = [found] if found else []
+        # a question on a corpus's topics (the knowledge base's) names no further work by single words
+        if not any(specs[n].vocabulary is not None for n in named):
+            named += [n for n in _also_named(clause, specs, index) if n not in named]
         for name in named:
             if negated:
                 excluded.add(name)
@@ -260,6 +305,24 @@ def _best_agent(clause: str, specs: Mapping[str, AgentSpec], index: RouteIndex, 
         return None  # weak, unless the clause says nearly what one of the agent's examples says
     top = index.routes[ranked[0]].name
     return top if specs[top].claims is None else None  # it names itself by structure, or not at all
+
+
+def _also_named(clause: str, specs: Mapping[str, AgentSpec], index: RouteIndex) -> list[str]:
+    """Agents a word of the clause names on its own ("敏感性和报告", "economics and a report").
+
+    One clause can ask for several things joined by "和", "+", "and" or nothing at all; each word
+    that only one agent's texts use names that agent. Agents that recognise their requests by
+    structure (`claims`) or whose texts are a corpus's vocabulary (the knowledge base) are not
+    named by one word.
+    """
+    among = [i for i, r in enumerate(index.routes) if not r.is_template and r.name in specs]
+    eligible = [
+        i
+        for i in among
+        if specs[index.routes[i].name].claims is None and specs[index.routes[i].name].vocabulary is None
+    ]
+    found = index.named_by_terms(clause, TERM_SHARE, among, eligible)
+    return [index.routes[i].name for i in found]
 
 
 def compose(names: Sequence[str], specs: Mapping[str, AgentSpec]) -> list[dict]:

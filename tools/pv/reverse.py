@@ -23,7 +23,12 @@ _IRR = (
     re.compile(rf"(?:irr|内部收益率|(?<!基准)收益率)[^\d,，。;；%]{{0,8}}?{_N}\s*%"),
     re.compile(rf"{_N}\s*%\s*的?(?:irr|内部收益率|收益率)(?!\s*\d)"),
 )
-_NPV = (re.compile(rf"(?:npv|净现值)[^\d,，。;；%]{{0,8}}?{_N}\s*(亿|万)?\s*元?(?!\s*[\d%])"),)
+# not "the NPV of 600 kW": a figure followed by a capacity or energy unit is the project's size
+_NPV = (
+    re.compile(
+        rf"(?:npv|净现值)[^\d,，。;；%]{{0,8}}?{_N}\s*(亿|万)?\s*元?(?!\s*(?:[\d%]|[kmg]?wh?\b|千瓦|兆瓦|瓦|度))"
+    ),
+)
 _PAYBACK = (
     re.compile(
         rf"(?:投资回收期|回收期|回本期|回收年限|回本)[^\d,，。;；%]{{0,8}}?{_N}\s*年(?:以内|之内|内)?"

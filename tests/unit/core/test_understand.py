@@ -9,13 +9,12 @@ from __future__ import annotations
 import pytest
 
 from nodes.agents import agents
-from nodes.planner import candidates
-from nodes.routing import RouteIndex
+from nodes.planner import route_index
 from nodes.understand import clauses, language, understand
 from tools.results import InMemoryResults
 
 SPECS = agents()
-INDEX = RouteIndex(candidates(SPECS))
+INDEX = route_index(SPECS)
 CASE = {
     "inputs": {"location": "杭州市余杭区", "project_type": "工商业", "capacity_kw": 500.0},
     "results": {
@@ -92,3 +91,42 @@ def test_requests_no_agent_serves_get_an_honest_reply():
         assert found.steps == [] and found.lang == lang
         assert found.reply.startswith("抱歉" if lang == "zh" else "Sorry")
         assert "光伏经济性测算" in found.reply or "PV economic calculation" in found.reply
+
+
+def test_one_clause_can_ask_for_several_agents_by_their_own_words():
+    # no connective between the asks: each word only one agent's title uses names that agent
+    assert [s for s, _ in _plan("无锡工商业1.2MW：经济性、敏感性和报告")] == [
+        "pv_calc",
+        "sensitivity",
+        "report",
+    ]
+    english = _plan(
+        "900 kW commercial rooftop in Wuxi: the economics with a sensitivity analysis and a report"
+    )
+    assert english == [("pv_calc", []), ("sensitivity", [0]), ("report", [0, 1])]
+
+
+def test_english_words_match_by_stem():
+    # "sensitive" is not a word of any example; its stem is the sensitivity agent's
+    assert _plan("How sensitive is the IRR of 600 kW commercial in Wuxi?") == [
+        ("pv_calc", []),
+        ("sensitivity", [0]),
+    ]
+
+
+def test_a_refusal_covers_only_what_it_names():
+    assert _plan("Work out the NPV of 600 kW commercial in Wuxi without a sensitivity analysis") == [
+        ("pv_calc", [])
+    ]
+    assert _plan("无锡工商业600kW算一下收益，报告就不用了") == [("pv_calc", [])]
+
+
+def test_an_a_not_a_question_is_not_a_refusal():
+    # "需不需要" contains "不需要": a question about filing, still the knowledge agent's
+    assert _plan("工商业分布式光伏需不需要办理备案") == [("knowledge", [])]
+
+
+def test_a_place_in_a_question_is_not_a_calculation():
+    # "苏州" is a value the calculation reads; it does not make a weather question PV work
+    found = understand("明天苏州会下雨吗", SPECS, INDEX, InMemoryResults())
+    assert found.steps == [] and found.reply.startswith("抱歉")

@@ -18,8 +18,7 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 from nodes.agents import agents
 from nodes.agents.knowledge import AGENT
 from nodes.kit.step import InMemoryAgentMemory, StepContext
-from nodes.planner import candidates
-from nodes.routing import RouteIndex
+from nodes.planner import route_index
 from nodes.understand import understand
 from tools.kb.corpus import SHIPPED_KB_DIR, scan_documents
 from tools.kb.index import KnowledgeIndex
@@ -58,7 +57,7 @@ def index(tmp_path_factory) -> KnowledgeIndex:
 def measure(index: KnowledgeIndex, rows: list[dict]) -> dict[str, float]:
     """Rates over `rows`: top-3 retrieval, citation (relevant top-3), routing, refusal out of scope."""
     specs = agents()
-    routes = RouteIndex(candidates(specs))
+    routes = route_index(specs)
     covered = [r for r in rows if r["note"]]
     outside = [r for r in rows if not r["note"]]
     top3 = cited = routed = refused = 0
