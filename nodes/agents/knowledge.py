@@ -111,8 +111,9 @@ def _compose(
             return not_found_answer(question, terms, index.size, ctx.language), []
         if answered is not None:
             text, cited = answered
-            return f"{text}\n\n{cite_sources(sources)}", cited
-    return extractive_answer(question, index.term_weights(terms), sources), list(range(1, len(sources) + 1))
+            return f"{text}\n\n{cite_sources(sources, ctx.language)}", cited
+    answer = extractive_answer(question, index.term_weights(terms), sources, ctx.language)
+    return answer, list(range(1, len(sources) + 1))
 
 
 def _citation(number: int, hit: KbHit) -> dict[str, Any]:

@@ -26,28 +26,60 @@ _CITATION = re.compile(r"\[(\d{1,2})\]")
 _MAX_SENTENCES = 2
 
 
-def cite_sources(hits: Sequence[KbHit]) -> str:
-    """The numbered source list that ends every answer."""
+def cite_sources(hits: Sequence[KbHit], lang: str = "zh") -> str:
+    """The numbered source list that ends every answer (in English: each document's English title first)."""
+    if lang == "en":
+        lines = [
+            f"[{i}] {_english(h)[0] + ' — ' if _english(h)[0] else ''}《{h.passage.title}》, {h.passage.source}"
+            for i, h in enumerate(hits, 1)
+        ]
+        return "Sources:\n" + "\n".join(lines)
     lines = [f"[{i}] 《{h.passage.title}》，{h.passage.source}" for i, h in enumerate(hits, 1)]
     return "参考来源：\n" + "\n".join(lines)
 
 
-def extractive_answer(question: str, weights: Mapping[str, float], hits: Sequence[KbHit]) -> str:
-    """The sentences of each source richest in the question's (IDF-weighted) terms, tagged [n]."""
-    lines = []
-    for i, hit in enumerate(hits, 1):
-        sentences = [s.strip() for s in _SENTENCE.findall(hit.passage.text) if s.strip()]
-        scored = [
-            (sum(w for t, w in weights.items() if t in s.lower()), pos) for pos, s in enumerate(sentences)
-        ]
-        best = sorted(
-            pos for score, pos in sorted(scored, key=lambda sp: (-sp[0], sp[1]))[:_MAX_SENTENCES] if score > 0
-        )
-        chosen = "".join(_closed(sentences[pos]) for pos in best) or _closed(
-            sentences[0] if sentences else hit.passage.title
-        )
-        lines.append(f"- {chosen}[{i}]")
+def _english(hit: KbHit) -> tuple[str, str]:
+    """A document's English title and summary (its `English:` line), or ("", "")."""
+    title, _, summary = hit.passage.english.partition("|")
+    return (title.strip(), summary.strip()) if summary else ("", title.strip())
+
+
+def extractive_answer(
+    question: str, weights: Mapping[str, float], hits: Sequence[KbHit], lang: str = "zh"
+) -> str:
+    """The sentences of each source richest in the question's (IDF-weighted) terms, tagged [n].
+
+    Asked in English, a source with an English summary is quoted by that summary (offline there
+    is no translation); one without is quoted in its own language, and the answer says so.
+    """
+    if lang == "en":
+        return _english_answer(question, weights, hits)
+    lines = [f"- {_best_sentences(hit, weights)}[{i}]" for i, hit in enumerate(hits, 1)]
     return f"关于“{question}”，知识库中的相关说明如下：\n" + "\n".join(lines) + "\n\n" + cite_sources(hits)
+
+
+def _english_answer(question: str, weights: Mapping[str, float], hits: Sequence[KbHit]) -> str:
+    lines = []
+    untranslated = False
+    for i, hit in enumerate(hits, 1):
+        summary = _english(hit)[1]
+        untranslated |= not summary
+        lines.append(f"- {summary or _best_sentences(hit, weights)}[{i}]")
+    head = f"On “{question}”, the knowledge base says (its documents are in Chinese; English summaries):"
+    note = "\n(Sources without an English summary are quoted in their own language.)" if untranslated else ""
+    return head + "\n" + "\n".join(lines) + note + "\n\n" + cite_sources(hits, "en")
+
+
+def _best_sentences(hit: KbHit, weights: Mapping[str, float]) -> str:
+    """The (at most two) sentences of a passage richest in the question's terms, in text order."""
+    sentences = [s.strip() for s in _SENTENCE.findall(hit.passage.text) if s.strip()]
+    scored = [(sum(w for t, w in weights.items() if t in s.lower()), pos) for pos, s in enumerate(sentences)]
+    best = sorted(
+        pos for score, pos in sorted(scored, key=lambda sp: (-sp[0], sp[1]))[:_MAX_SENTENCES] if score > 0
+    )
+    return "".join(_closed(sentences[pos]) for pos in best) or _closed(
+        sentences[0] if sentences else hit.passage.title
+    )
 
 
 def _closed(sentence: str) -> str:

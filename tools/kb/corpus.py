@@ -33,6 +33,7 @@ MAX_PASSAGE_CHARS = 600
 _SUFFIXES = (".md", ".txt")
 _SOURCE = re.compile(r"^\s*(?:来源|出处|source)\s*[:：]\s*(.+)$", re.IGNORECASE)
 _TAGS = re.compile(r"^\s*(?:标签|关键词|tags)\s*[:：]\s*(.+)$", re.IGNORECASE)
+_ENGLISH = re.compile(r"^\s*(?:english|英文摘要)\s*[:：]\s*(.+)$", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[。！？；!?;])")
 
 
@@ -51,6 +52,7 @@ class KbPassage:
     tags: str
     text: str
     sha: str
+    english: str = ""  # "English title | summary" of a Chinese document, for English answers offline
 
 
 def kb_dirs(extra: str = "") -> list[Path]:
@@ -90,7 +92,7 @@ def read_document(path: Path, doc_key: str | None = None) -> list[KbPassage]:
     raw = path.read_bytes()
     sha = hashlib.sha256(raw).hexdigest()
     key = doc_key or str(path.resolve())
-    title, source, tags, body = "", "", "", []
+    title, source, tags, english, body = "", "", "", "", []
     for line in raw.decode("utf-8", errors="replace").splitlines():
         stripped = line.strip()
         if not title and stripped.startswith("# "):
@@ -99,13 +101,15 @@ def read_document(path: Path, doc_key: str | None = None) -> list[KbPassage]:
             source = m.group(1).strip()
         elif not tags and (m := _TAGS.match(stripped)):
             tags = m.group(1).strip()
+        elif not english and (m := _ENGLISH.match(stripped)):
+            english = m.group(1).strip()
         else:
             body.append(line)
     title = title or path.stem
     source = source or f"本地文档《{path.name}》"
     prefix = hashlib.sha256(key.encode()).hexdigest()[:12]
     return [
-        KbPassage(f"{prefix}:{sha[:12]}:{i}", key, title, source, tags, text, sha)
+        KbPassage(f"{prefix}:{sha[:12]}:{i}", key, title, source, tags, text, sha, english)
         for i, text in enumerate(_passages("\n".join(body)) or [title])
     ]
 

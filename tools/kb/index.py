@@ -130,7 +130,14 @@ class KnowledgeIndex:
                 ids=[p.passage_id for p in batch],
                 documents=[p.text for p in batch],
                 metadatas=[
-                    {"doc_key": p.doc_key, "title": p.title, "source": p.source, "tags": p.tags, "sha": p.sha}
+                    {
+                        "doc_key": p.doc_key,
+                        "title": p.title,
+                        "source": p.source,
+                        "tags": p.tags,
+                        "sha": p.sha,
+                        "english": p.english,
+                    }
                     for p in batch
                 ],
             )
@@ -140,7 +147,14 @@ class KnowledgeIndex:
         rows = zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True)
         passages = [
             KbPassage(
-                pid, str(m["doc_key"]), str(m["title"]), str(m["source"]), str(m["tags"]), text, str(m["sha"])
+                pid,
+                str(m["doc_key"]),
+                str(m["title"]),
+                str(m["source"]),
+                str(m["tags"]),
+                text,
+                str(m["sha"]),
+                str(m.get("english") or ""),
             )
             for pid, text, m in rows
         ]

@@ -45,7 +45,7 @@ class HybridRanker:
     def __init__(self, passages: Sequence[KbPassage], settings: RankerSettings | None = None) -> None:
         self.passages = list(passages)
         self.settings = settings or RankerSettings()
-        docs = [tokenize(f"{p.title}\n{p.tags}\n{p.text}") for p in self.passages]
+        docs = [tokenize(f"{p.title}\n{p.tags}\n{p.english}\n{p.text}") for p in self.passages]
         self._terms = [set(d) for d in docs]
         self._bm25 = IncrementalBM25()
         for i, doc in enumerate(docs):

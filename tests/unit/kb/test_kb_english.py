@@ -127,3 +127,17 @@ def test_the_agent_answers_an_english_question_with_a_citation_and_refuses_an_hr
     refused = _run_agent(data_dir, index, "How many days of annual leave do employees get?")
     # an English question gets its "I don't know" in English (the request's language)
     assert refused["output"].startswith("I don't know") and refused["context"]["citations"] == []
+
+
+def test_an_english_question_is_answered_in_english_from_the_notes_summaries(data_dir, index):
+    from tools.lang import detect_language
+
+    answered = _run_agent(
+        data_dir, index, "Can a general commercial rooftop project still choose full grid export?"
+    )
+    assert answered["context"]["found"] is True
+    output = answered["output"]
+    assert detect_language(output) == "en"
+    # a note's own English summary, cited, with the Chinese document named as the source
+    assert "can no longer choose full grid export" in output and "[1]" in output
+    assert "Sources:" in output and "《" in output
