@@ -2,7 +2,9 @@
 
 A document is a `.md` or `.txt` file. Its first `# ` line is the title (else the file name), a
 line starting with `来源：` (or `Source:`) names the source that answers cite, and an optional
-`标签：` line adds search keywords. Long bodies are cut into passages of about `MAX_PASSAGE_CHARS`.
+`标签：` line adds search keywords, and an optional `English:` line ("English title | summary")
+lets a Chinese document answer English questions offline (it is searched too). Long bodies are cut
+into passages of about `MAX_PASSAGE_CHARS`.
 """
 
 from __future__ import annotations
