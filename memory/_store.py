@@ -86,12 +86,15 @@ class Store:
             self._depth = 1
             try:
                 yield self._conn
+                self._conn.execute("COMMIT")
             except BaseException:
-                self._depth = 0
-                self._conn.execute("ROLLBACK")
+                # SQLite has already rolled back after some errors (a full disk): a second ROLLBACK
+                # would fail with "no transaction is active" and hide the error that matters.
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
                 raise
-            self._depth = 0
-            self._conn.execute("COMMIT")
+            finally:
+                self._depth = 0
 
     def data_version(self) -> int:
         """A number that changes when another connection (another process) commits to the file."""

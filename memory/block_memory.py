@@ -206,14 +206,14 @@ class BlockMemory(ReadingMixin):
     @contextmanager
     def _writing(self, namespace: str, state: NamespaceState) -> Iterator[sqlite3.Connection]:
         """A write transaction on a caught-up state; the state is reloaded later if it fails."""
-        with self._store.transaction() as conn:
-            self._catch_up(namespace, state)
-            try:
+        try:
+            with self._store.transaction() as conn:
+                self._catch_up(namespace, state)
                 yield conn
-            except BaseException:
-                state.rows_seen = ()  # the rows roll back: make the next catch-up reload them
-                raise
-            state.rows_seen = fingerprint(self._store, namespace)
+                state.rows_seen = fingerprint(self._store, namespace)
+        except BaseException:  # the rows roll back (the COMMIT too may fail: a full disk)
+            state.rows_seen = ()  # make the next catch-up reload them
+            raise
 
     def flush(self, namespace: str) -> list[Block]:
         """Close the pending messages into a block now (e.g. at the end of a conversation)."""

@@ -6,7 +6,9 @@ that are not idempotent (saving the waiting plan is an upsert).
 
 from __future__ import annotations
 
+import json
 import logging
+import math
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -18,7 +20,7 @@ from graphs.state import State
 from nodes.kit.registry import AgentSpec
 from nodes.kit.services import RunServices, ServicesFactory
 
-__all__ = ["InvalidResumeError", "make_ask_user", "parse_resume"]
+__all__ = ["InvalidResumeError", "answer_schema", "check_fields", "make_ask_user", "parse_resume"]
 
 log = logging.getLogger("plangraph.executor")
 
@@ -49,6 +51,61 @@ def parse_resume(value: Any) -> tuple[str, dict[str, Any]]:
     return text, fields
 
 
+def answer_schema(spec: AgentSpec | None) -> dict[str, dict[str, Any]]:
+    """The fields a structured answer to `spec`'s question may set, as JSON Schema properties."""
+    if spec is None:
+        return {}
+    return {f.name: f.schema() for f in (*spec.inputs, *spec.answer_fields)}
+
+
+def check_fields(fields: Mapping[str, Any], schema: Mapping[str, Mapping[str, Any]]) -> None:
+    """Raise InvalidResumeError naming the first field `schema` does not allow, or of the wrong type."""
+    names = "、".join(schema) or "（无：请用文字回答）"
+    for name, value in fields.items():
+        rule = schema.get(name)
+        if rule is None:
+            raise InvalidResumeError(f"这个问题没有字段 {name!r}，可用的字段：{names}")
+        expected = _expected(rule)
+        if rule.get("type") == "number":
+            ok = isinstance(value, int) and not isinstance(value, bool)  # its range: PlanRunner
+            ok = ok or (isinstance(value, float) and math.isfinite(value))
+        else:
+            ok = isinstance(value, str) and bool(value.strip()) and len(value) <= MAX_FIELD_CHARS
+            ok = ok and ("enum" not in rule or value in rule["enum"])
+        if not ok:
+            raise InvalidResumeError(f"字段 {name} 应为{expected}，收到的是{_shown(value)}")
+
+
+MAX_FIELD_CHARS = 200  # longest text one answer field may hold
+
+
+def _expected(rule: Mapping[str, Any]) -> str:
+    if "enum" in rule:
+        return "以下之一：" + "、".join(f'"{choice}"' for choice in rule["enum"])
+    if rule.get("type") == "number":
+        return "数字（如 500，不带单位和引号）"
+    return f"文字（1–{MAX_FIELD_CHARS} 个字符）"
+
+
+def _shown(value: Any) -> str:
+    """`value` as the user sent it (JSON), with what kind of value it is."""
+    kind = (
+        "true/false"
+        if isinstance(value, bool)
+        else "数字"
+        if isinstance(value, int | float)
+        else "文字"
+        if isinstance(value, str)
+        else "列表"
+        if isinstance(value, list | tuple)
+        else "对象"
+        if isinstance(value, dict)
+        else type(value).__name__
+    )
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return f"{kind} {text[:60]}{'…' if len(text) > 60 else ''}"
+
+
 def make_ask_user(specs: Mapping[str, AgentSpec], services: ServicesFactory):  # noqa: ANN201 - a node
     """The ask_user node; `specs` parse free-text answers into input fields."""
 
@@ -69,11 +126,14 @@ def _ask(
     result: dict[str, Any] = dict(step["result"] or {})
     question = str(result.get("output") or "请补充信息。")
     hint = plan["context"].get("_retry_hint", {}).get(str(step["seqNo"]))
+    spec = specs.get(step["agentName"])
+    schema = answer_schema(spec)
     payload = {
         "planId": plan["planId"],
         "seqNo": step["seqNo"],
         "question": f"{hint}{question}" if hint else question,
         "missing": list(result.get("context", {}).get("missing", [])),
+        "fields": schema,  # what a structured answer may set (checked before it is used)
     }
     svc.plans.save(
         plan,
@@ -85,16 +145,19 @@ def _ask(
     value = interrupt(payload)
     try:
         text, fields = parse_resume(value)
+        check_fields(fields, schema)
     except InvalidResumeError as error:
+        # PlanRunner refuses these before anything is written; a resume sent another way (LangGraph
+        # server, Studio) is answered with the same question, saying what was wrong.
         log.warning("plan %s step %s: rejected resume value (%s)", plan["planId"], step["seqNo"], error)
-        hints = {**plan["context"].get("_retry_hint", {}), str(step["seqNo"]): EMPTY_ANSWER_HINT}
+        hint = EMPTY_ANSWER_HINT if not isinstance(value, dict) else f"{EMPTY_ANSWER_HINT[:-1]}（{error}）。"
+        hints = {**plan["context"].get("_retry_hint", {}), str(step["seqNo"]): hint}
         return Command(
             goto="ask_user", update={"plan": {"planId": plan["planId"], "context": {"_retry_hint": hints}}}
         )
     # Answered. The plan store still says "interrupted" until the answered step starts again
     # (nodes/kit/agent_node.py), after this node's checkpoint is written: the store never claims more
     # than the checkpoint holds.
-    spec = specs.get(step["agentName"])
     parsed = spec.parse_answer(text) if (spec and text) else {}
     answers = {k: list(v) for k, v in plan["context"].get("answers", {}).items()}
     if text:

@@ -39,6 +39,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--answer", action="append", default=[], help="answer to the next question (repeatable)")
     resume = sub.add_parser("resume", help="answer the question a conversation is waiting on")
     resume.add_argument("answer", nargs="?", default=None)
+    resume.add_argument(
+        "--fields",
+        default=None,
+        metavar="JSON",
+        help="answer with input fields, a JSON object such as '{\"capacity_kw\": 500}' (with ANSWER too: both)",
+    )
     plan = sub.add_parser("plan", help="show a conversation's current plan")
     plan.add_argument(
         "--format", choices=["json", "dot", "svg", "png"], default="json", help="svg/png need Graphviz `dot`"
@@ -245,6 +251,23 @@ def _chat(runner: PlanRunner, printer: _Printer, conversation: str) -> int:
             printer.event("final", plan=outcome.plan, summary=outcome.summary, artifacts=outcome.artifacts)
 
 
+def _resume_value(answer: str | None, fields: str | None) -> Any:
+    """What `plangraph resume` answers with: the text, or the `--fields` object (plus the text)."""
+    if fields is None:
+        return answer
+    try:
+        value = json.loads(fields)
+    except (ValueError, RecursionError) as error:
+        raise UserFacingError(
+            f"--fields 不是有效的 JSON（{str(error)[:80]}）：请给出 JSON 对象，如 '{{\"capacity_kw\": 500}}'。"
+        ) from None
+    if not isinstance(value, dict):
+        raise UserFacingError(
+            f"--fields 应为 JSON 对象（字段名: 值），收到的是 {type(value).__name__}：如 '{{\"capacity_kw\": 500}}'。"
+        )
+    return {**value, "answer": answer} if answer else value
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `plangraph` console script."""
     try:
@@ -301,7 +324,7 @@ def _main(argv: list[str] | None) -> int:
                 outcome = runner.run(args.request, on_chunk=on_chunk)
                 return _drive(runner, outcome, deque(args.answer), printer, conversation)
             printer.working("正在继续")
-            outcome = runner.resume(args.answer, on_chunk=on_chunk)
+            outcome = runner.resume(_resume_value(args.answer, args.fields), on_chunk=on_chunk)
             return _drive(runner, outcome, deque(), printer, conversation)
     except UserFacingError as error:
         printer.event("error", message=str(error))

@@ -44,14 +44,7 @@ from plangraph.errors import (
 )
 from plangraph.turn_lock import TurnLocks, check_data_dir, turn_locks_for
 from tools.contracts import artifacts_of
-from tools.faults import TRANSIENT_ERRORS
-
-# A service the run depends on failed; the checkpoint is intact and `resume` continues.
-_SERVICE_ERRORS: tuple[type[Exception], ...] = (
-    *TRANSIENT_ERRORS,
-    psycopg.OperationalError,
-    sqlite3.OperationalError,
-)
+from tools.faults import TRANSIENT_ERRORS, is_service_fault, storage_fault_kind
 
 __all__ = [
     "CLI_ADVICE",
@@ -106,16 +99,28 @@ MAX_PARALLEL_STEPS = 16
 _INT64 = range(-(2**63), 2**63)
 
 
-def _checked_answer(answer: Any) -> Any:
-    """`answer` if ask_user can use it and the checkpointer can store it; else a UserFacingError."""
-    from nodes.ask_user import InvalidResumeError, parse_resume
+def _checked_answer(answer: Any, question: dict[str, Any]) -> Any:
+    """`answer` if ask_user can use it and the checkpointer can store it; else a UserFacingError.
+
+    A structured answer's fields are checked against the ones the question takes (`question["fields"]`,
+    JSON Schema properties): nothing is written and the question stays open when one does not fit.
+    """
+    from nodes.ask_user import InvalidResumeError, check_fields, parse_resume
 
     try:
-        parse_resume(answer)
+        _, fields = parse_resume(answer)
     except InvalidResumeError as error:
         raise UserFacingError(
             f"无法使用这个回答（{error}）：请用文字回答问题，或给出 JSON 对象形式的输入字段。"
         ) from None
+    schema = question.get("fields")
+    if isinstance(schema, dict):  # absent in questions asked before fields were typed
+        try:
+            check_fields(fields, schema)
+        except InvalidResumeError as error:
+            raise UserFacingError(
+                f"无法使用这个回答：{error}。没有改动任何内容，问题仍在等待：请改正后重新回答，或用文字回答。"
+            ) from None
     stack = [answer]
     while stack:
         value = stack.pop()
@@ -273,7 +278,7 @@ class PlanRunner:
                 raise ConversationStateError(
                     f"会话 {conv} 正在等待回答：{state.interrupts[0].value['question']}"
                 )
-            return Command(resume=_checked_answer(answer))
+            return Command(resume=_checked_answer(answer, dict(state.interrupts[0].value)))
         if state.next or state.tasks:  # tasks: a step finished but the run died before the next checkpoint
             if answer is not None:
                 raise ConversationStateError(
@@ -377,21 +382,30 @@ class PlanRunner:
         """Turn a failed service into a UserFacingError that says how to continue; state is kept."""
         try:
             yield
-        except _SERVICE_ERRORS as error:
-            # The model endpoint, a database or the vector server hiccuped: say which, keep state.
-            raise ServiceUnavailableError(
-                f"{_service_name(error)}暂时不可用（{type(error).__name__}: {str(error)[:120]}）。进度已保存，"
-                f"服务恢复后{self._resume_later()}。",
-                exit_code=1,
-            ) from None
         except VectorStoreError as error:
             raise UserFacingError(str(error), exit_code=1) from None
-        except openai.APIStatusError as error:  # 4xx: retrying the same request cannot help
-            raise UserFacingError(
+        except openai.APIStatusError as error:
+            if isinstance(error, TRANSIENT_ERRORS):  # 5xx, 429: the service hiccuped
+                raise self._unavailable(error) from None
+            raise UserFacingError(  # 4xx: retrying the same request cannot help
                 f"模型服务拒绝了请求（HTTP {error.status_code}）：{self.advice.model_settings}。进度已保存，"
                 f"修正后{self._resume_later()}。",
                 exit_code=1,
             ) from None
+        except Exception as error:
+            if not is_service_fault(error):
+                raise  # a bug is not disguised as an outage
+            # The model endpoint, a database, the disk or the vector store failed: say which, keep state.
+            raise self._unavailable(error) from None
+
+    def _unavailable(self, error: Exception) -> ServiceUnavailableError:
+        kind = storage_fault_kind(error)
+        fix = "请腾出磁盘空间（数据目录所在的磁盘已满）后" if kind == "full" else "服务恢复后"
+        return ServiceUnavailableError(
+            f"{_service_name(error)}暂时不可用（{type(error).__name__}: {str(error)[:120]}）。进度已保存，"
+            f"{fix}{self._resume_later()}。",
+            exit_code=1,
+        )
 
     def _outcome(self, state: StateSnapshot) -> RunOutcome:
         plan = state.values.get("plan")
@@ -412,11 +426,13 @@ def _service_name(error: Exception) -> str:
     """Which service `error` came from, as the user knows it."""
     if isinstance(error, openai.OpenAIError):
         return "模型服务"
-    if isinstance(error, sqlite3.OperationalError):
+    if isinstance(error, sqlite3.Error):
         code = getattr(error, "sqlite_errorcode", None)
         if code is not None and code & 0xFF in _SQLITE_BUSY_CODES:
             return "检查点数据库（正被其他进程占用）"
         return "检查点数据库"
     if isinstance(error, psycopg.OperationalError):
         return "检查点数据库（PostgreSQL）"
+    if isinstance(error, OSError) and storage_fault_kind(error) is not None:
+        return "数据目录所在的磁盘"
     return "存储或检索服务"

@@ -3,18 +3,31 @@
 Transient faults (the network, the model endpoint's 5xx and rate limits, a timeout) are retried by
 the nodes' `RETRY_POLICY` and, when they persist, leave the run resumable at its last checkpoint.
 `MODEL_ERRORS` adds the model's 4xx answers: code that can go on without the model (field
-extraction, gists) catches these and keeps its deterministic result. Anything else is a bug or a
+extraction, gists) catches these and keeps its deterministic result.
+
+`is_service_fault(error)` says whether a failure is the fault of a service the run depends on — the
+model, a database, the disk, the vector store — rather than of our code: a full or read-only disk,
+a locked or unreadable SQLite file, Chroma's internal errors, any model error. Such a failure never
+marks a plan step failed: the turn ends with an error naming the service, the checkpoint keeps the
+step to run, and `resume` finishes the plan once the service is back. Anything else is a bug or a
 bad input and is never retried.
 """
 
 from __future__ import annotations
 
+import errno
+import sqlite3
+import sys
+
 import httpx
 import openai
+import psycopg
 from langchain_core.exceptions import ModelError
 from langgraph.types import RetryPolicy
 
-__all__ = ["MODEL_ERRORS", "RETRY_POLICY", "TRANSIENT_ERRORS"]
+from memory.vectors import VectorStoreError
+
+__all__ = ["MODEL_ERRORS", "RETRY_POLICY", "TRANSIENT_ERRORS", "is_service_fault", "storage_fault_kind"]
 
 TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
     ConnectionError,
@@ -35,3 +48,59 @@ MODEL_ERRORS: tuple[type[Exception], ...] = (
 )
 
 RETRY_POLICY = RetryPolicy(max_attempts=3, initial_interval=0.5, max_interval=5.0, retry_on=TRANSIENT_ERRORS)
+
+# SQLite primary result codes that describe the file or the disk, not the SQL we sent.
+_SQLITE_STORAGE_CODES = {
+    sqlite3.SQLITE_PERM,
+    sqlite3.SQLITE_BUSY,
+    sqlite3.SQLITE_LOCKED,
+    sqlite3.SQLITE_NOMEM,
+    sqlite3.SQLITE_READONLY,
+    sqlite3.SQLITE_IOERR,
+    sqlite3.SQLITE_CORRUPT,
+    sqlite3.SQLITE_FULL,
+    sqlite3.SQLITE_CANTOPEN,
+    sqlite3.SQLITE_PROTOCOL,
+    sqlite3.SQLITE_NOTADB,
+}
+_SQLITE_FULL_CODES = {sqlite3.SQLITE_FULL}
+_SQLITE_BUSY_CODES = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
+# OS errors of the disk or the process's limits, not of a path our code got wrong.
+_OS_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+_OS_STORAGE = _OS_FULL | {errno.EROFS, errno.EIO, errno.EACCES, errno.EMFILE, errno.ENFILE, errno.ENOMEM}
+
+
+def storage_fault_kind(error: BaseException) -> str | None:
+    """The kind of disk or database fault `error` is ("full", "busy", "storage"); None for anything else."""
+    if isinstance(error, sqlite3.Error):
+        code = getattr(error, "sqlite_errorcode", None)
+        if code is None:  # raised by hand (no result code): only the operational kind is the file's
+            return "storage" if isinstance(error, sqlite3.OperationalError) else None
+        primary = code & 0xFF
+        if primary in _SQLITE_FULL_CODES:
+            return "full"
+        if primary in _SQLITE_BUSY_CODES:
+            return "busy"
+        return "storage" if primary in _SQLITE_STORAGE_CODES else None
+    if isinstance(error, OSError) and not isinstance(error, ConnectionError | TimeoutError):
+        if error.errno in _OS_FULL:
+            return "full"
+        return "storage" if error.errno in _OS_STORAGE else None
+    if isinstance(error, psycopg.OperationalError | VectorStoreError) or _chroma_internal(error):
+        return "storage"
+    return None
+
+
+def is_service_fault(error: BaseException) -> bool:
+    """True when `error` is a service's fault (model, database, disk, vector store), not a bug of ours."""
+    return isinstance(error, MODEL_ERRORS) or storage_fault_kind(error) is not None
+
+
+def _chroma_internal(error: BaseException) -> bool:
+    """True for Chroma's own internal error (its database failed under it, e.g. read-only or full).
+
+    Looked up lazily: without chromadb imported, an error cannot be one of its.
+    """
+    chroma_errors = sys.modules.get("chromadb.errors")
+    internal = getattr(chroma_errors, "InternalError", None)
+    return internal is not None and isinstance(error, internal)

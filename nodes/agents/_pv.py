@@ -21,11 +21,12 @@ from tools.pv.data import using_tables
 from tools.pv.economics import simulate
 from tools.pv.inputs import EXCLUSIVE_GROUPS, merge_fields, parse_fields
 from tools.pv.model_fields import fill_with_model
-from tools.pv.resolve import MODEL_FIELDS, Resolution, resolve_inputs
+from tools.pv.resolve import LABELS, MODEL_FIELDS, Resolution, resolve_inputs
 
 __all__ = [
     "CASE",
     "FIELD_KEYS",
+    "PV_ANSWER_FIELDS",
     "PV_INPUTS",
     "artifact_path",
     "base_case",
@@ -44,8 +45,19 @@ CASE = "pv_case"  # results-index kind of a pv_calc result
 # The inputs every PV agent needs (what the planner reads in list_agents).
 PV_INPUTS: tuple[InputField, ...] = (
     InputField("location", "项目所在的城市或区县（如“杭州余杭区”）"),
-    InputField("project_type", "项目类型：工商业或户用"),
-    InputField("capacity_kw", "装机容量（如“500kW”），或屋顶面积"),
+    InputField("project_type", "项目类型：工商业或户用", choices=("工商业", "户用")),
+    InputField("capacity_kw", "装机容量（如“500kW”），或屋顶面积", kind="number"),
+)
+# Every other calculation input a structured answer may set, in canonical units (`tools.pv.resolve`).
+PV_ANSWER_FIELDS: tuple[InputField, ...] = tuple(
+    InputField(
+        name,
+        f"{LABELS[name][0]}（{'0–1 小数' if LABELS[name][1] == '%' else LABELS[name][1]}）",
+        False,
+        "number",
+    )
+    for name in MODEL_FIELDS
+    if name not in {f.name for f in PV_INPUTS}
 )
 
 

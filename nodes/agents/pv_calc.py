@@ -18,6 +18,7 @@ from typing import Any
 
 from nodes.agents._pv import (
     CASE,
+    PV_ANSWER_FIELDS,
     PV_INPUTS,
     gather_fields,
     latest_case,
@@ -180,10 +181,11 @@ AGENT = AgentSpec(
     ),
     inputs=(
         *PV_INPUTS,
-        InputField("capex_yuan_per_w", "单瓦造价（元/W）", required=False),
-        InputField("electricity_price", "自用部分的电价（元/kWh）", required=False),
-        InputField("self_consumption", "自发自用比例", required=False),
+        InputField("capex_yuan_per_w", "单瓦造价（元/W）", required=False, kind="number"),
+        InputField("electricity_price", "自用部分的电价（元/kWh）", required=False, kind="number"),
+        InputField("self_consumption", "自发自用比例", required=False, kind="number"),
     ),
+    answer_fields=PV_ANSWER_FIELDS,
     parse_answer=parse_answer,
     produces=(CASE,),
     recall=recall,

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from nodes.agents._pv import CASE, PV_INPUTS, artifact_path, base_case, headline_inputs, pv_agent, save_case
+from nodes.agents._pv import (
+    CASE,
+    PV_ANSWER_FIELDS,
+    PV_INPUTS,
+    artifact_path,
+    base_case,
+    headline_inputs,
+    pv_agent,
+    save_case,
+)
 from nodes.agents.sensitivity import SENSITIVITY
 from nodes.kit.registry import AgentSpec
 from nodes.kit.step import StepContext
@@ -93,6 +102,7 @@ AGENT = AgentSpec(
         "export an HTML report of the case",
     ),
     inputs=PV_INPUTS,
+    answer_fields=PV_ANSWER_FIELDS,
     parse_answer=parse_fields,
     produces=(REPORT,),
     consumes=(CASE, SENSITIVITY),

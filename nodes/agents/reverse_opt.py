@@ -15,14 +15,23 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from nodes.agents._pv import CASE, base_case, gather_fields, headline_inputs, pv_agent, save_case
+from nodes.agents._pv import (
+    CASE,
+    PV_ANSWER_FIELDS,
+    PV_INPUTS,
+    base_case,
+    gather_fields,
+    headline_inputs,
+    pv_agent,
+    save_case,
+)
 from nodes.kit.registry import AgentSpec, InputField
 from nodes.kit.step import StepContext
 from tools.contracts import AgentExecResult
 from tools.lang import pick
 from tools.pv.inputs import parse_fields
 from tools.pv.resolve import Resolution, fmt, label
-from tools.pv.reverse import BOUNDS, parse_target, solve, strip_target
+from tools.pv.reverse import BOUNDS, VARIABLES, parse_target, solve, strip_target
 from tools.pv.text import money, pct, years
 
 __all__ = ["AGENT", "REVERSE", "run"]
@@ -218,8 +227,21 @@ AGENT = AgentSpec(
         "the lowest tariff for a given payback period",
     ),
     inputs=(
-        InputField("target_irr", "寻优目标，例如“IRR 达到 8%”“NPV 不低于 100 万元”或“6 年回本”"),
-        InputField("solve_for", "要反推的参数：造价、电价、上网电价、自发自用比例或装机容量", required=False),
+        InputField(
+            "target_irr", "寻优目标，例如“IRR 达到 8%”“NPV 不低于 100 万元”或“6 年回本”", kind="number"
+        ),
+        InputField(
+            "solve_for",
+            "要反推的参数：造价、电价、上网电价、自发自用比例或装机容量",
+            required=False,
+            choices=tuple(dict.fromkeys(VARIABLES.values())),
+        ),
+    ),
+    answer_fields=(
+        InputField("target_npv", "目标净现值（元）", required=False, kind="number"),
+        InputField("target_payback", "目标回收期（年）", required=False, kind="number"),
+        *PV_INPUTS,
+        *PV_ANSWER_FIELDS,
     ),
     parse_answer=parse_answer,
     produces=(REVERSE,),

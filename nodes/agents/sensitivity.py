@@ -11,7 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from nodes.agents._pv import CASE, PV_INPUTS, artifact_path, base_case, headline_inputs, pv_agent, save_case
+from nodes.agents._pv import (
+    CASE,
+    PV_ANSWER_FIELDS,
+    PV_INPUTS,
+    artifact_path,
+    base_case,
+    headline_inputs,
+    pv_agent,
+    save_case,
+)
 from nodes.kit.registry import AgentSpec
 from nodes.kit.step import StepContext
 from tools.contracts import AgentExecResult
@@ -104,6 +113,7 @@ AGENT = AgentSpec(
         "tornado chart of price and cost changes",
     ),
     inputs=PV_INPUTS,
+    answer_fields=PV_ANSWER_FIELDS,
     parse_answer=parse_fields,
     produces=(SENSITIVITY,),
     consumes=(CASE,),

@@ -21,7 +21,7 @@ from nodes.kit.registry import AgentSpec
 from nodes.kit.services import ServicesFactory
 from nodes.kit.step import StepContext
 from tools.contracts import AgentChatResponse, AgentExecResult, StreamChunk
-from tools.faults import TRANSIENT_ERRORS
+from tools.faults import is_service_fault
 from tools.results import Results
 
 __all__ = ["BRIEF_CHARS", "brief", "by_reference", "make_agent_node", "threaded"]
@@ -96,9 +96,15 @@ def make_agent_node(spec: AgentSpec, services: ServicesFactory):  # noqa: ANN201
         log.info("step %s (%s) starting; plan %s", seq, spec.name, plan["planId"])
         try:
             result = spec.run(step_ctx)
-        except TRANSIENT_ERRORS:
-            raise  # the node's RetryPolicy retries; state stays at the last checkpoint
-        except Exception as exc:  # an agent bug: logged with its traceback and reported as a failed step
+        except Exception as exc:
+            if is_service_fault(exc):
+                # The model, a database, the disk or the vector store failed, not the agent: the
+                # node's RetryPolicy retries what is transient, and the turn ends with the step still
+                # to run (state stays at the last checkpoint), so `resume` finishes it once the
+                # service is back. Marked failed, the step would stay failed for good.
+                log.warning("step %s (%s) stopped by a service fault: %r", seq, spec.name, exc)
+                raise
+            # An agent bug: logged with its traceback and reported as a failed step.
             log.exception("step %s (%s) raised", seq, spec.name)
             result = _failed(plan["planId"], seq, exc, step_ctx.failed_plan())
         log.info("step %s (%s) finished: %s", seq, spec.name, result["status"])

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 from nodes.kit.ep_plans import internal_plan_of
 
@@ -24,11 +24,23 @@ __all__ = ["AgentSpec", "InputField", "UnknownAgentError", "get_spec", "load_age
 
 @dataclass(frozen=True)
 class InputField:
-    """An input a sub-agent needs: its name, what it means (shown to the planner), whether required."""
+    """An input a sub-agent needs: its name, what it means (shown to the planner), whether required.
+
+    `kind` ("text" or "number") and `choices` say what a structured answer
+    (`{"capacity_kw": 500}`) must give for it; the answer is checked before anything is written.
+    """
 
     name: str
     description: str = ""
     required: bool = True
+    kind: Literal["text", "number"] = "text"
+    choices: tuple[str, ...] = ()
+
+    def schema(self) -> dict[str, Any]:
+        """The field as a JSON Schema property (`{"type": "number"}`, `{"type": "string", "enum": …}`)."""
+        if self.choices:
+            return {"type": "string", "enum": list(self.choices)}
+        return {"type": "number" if self.kind == "number" else "string"}
 
 
 @dataclass(frozen=True)
@@ -47,7 +59,9 @@ class AgentSpec:
     `vocabulary()` adds texts the planner matches requests against (e.g. the knowledge base's
     titles). `internal_plan` is the agent's internal plan (EP) as a `.dot` file — a relative path is
     read from `nodes/agents/plans/` — whose `toolCode`s must be among `tools`; it is checked when
-    the registry loads (`nodes.kit.ep_plans`).
+    the registry loads (`nodes.kit.ep_plans`). `answer_fields` are further fields a structured
+    answer to the agent's question may set by name (not listed to the planner); an answer setting
+    any other field, or one of the wrong type, is refused (`nodes.ask_user.check_fields`).
     """
 
     name: str
@@ -63,6 +77,7 @@ class AgentSpec:
     vocabulary: Callable[[], Sequence[str]] | None = None
     tools: tuple[str, ...] = ()
     internal_plan: str | Path | None = None
+    answer_fields: tuple[InputField, ...] = ()
 
     @property
     def title(self) -> str:

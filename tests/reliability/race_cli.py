@@ -4,7 +4,8 @@
   and wait for a file `go`, so processes whose start-up took different times begin together.
 - `PLANGRAPH_TEST_STEP_DELAY` (seconds, default 0): each agent run sleeps this long first, so a
   turn lasts long enough for a rival to arrive while it runs.
-- `PLANGRAPH_TEST_RUN_LOG`: every agent run is appended as a JSON line {agent, seqNo, pid, status}.
+- `PLANGRAPH_TEST_RUN_LOG`: every agent run is appended as a JSON line {agent, seqNo, pid, status,
+  plan, user, conversation, time}.
 """
 
 from __future__ import annotations
@@ -34,7 +35,17 @@ def _wrap(spec: registry.AgentSpec) -> registry.AgentSpec:
     def run(ctx):  # noqa: ANN001, ANN202
         time.sleep(STEP_DELAY)
         result = spec.run(ctx)
-        _log({"agent": spec.name, "seqNo": ctx.seq_no, "status": result["status"]})
+        _log(
+            {
+                "agent": spec.name,
+                "seqNo": ctx.seq_no,
+                "status": result["status"],
+                "plan": ctx.plan_id,
+                "user": ctx.user_id,
+                "conversation": ctx.conversation_id,
+                "time": time.time(),
+            }
+        )
         return result
 
     return dataclasses.replace(spec, run=run)
