@@ -15,10 +15,10 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlparse
 
 from langchain_core.embeddings import Embeddings
@@ -26,6 +26,7 @@ from langchain_core.embeddings import Embeddings
 __all__ = ["VectorIndex", "VectorStoreError", "chroma_client", "vector_key"]
 
 log = logging.getLogger("plangraph.memory")
+T = TypeVar("T")
 
 
 class VectorStoreError(RuntimeError):
@@ -252,12 +253,28 @@ class VectorIndex:
             )
         return col
 
+    def _using(self, namespace: str, dim: int, use: Callable[[Any], T], empty: T | None = None) -> T:
+        """`use(collection)`, once more if the directory was deleted during the call (then reopened).
+
+        `_get` checks the directory first, but a deletion can land between that check and the call
+        ("attempt to write a readonly database", "disk I/O error"); the retry goes to the new
+        directory, and BlockMemory re-sends the older vectors there (`generation` changed). With
+        `empty`, that is the answer instead of a retry (a query of the new, still empty directory).
+        """
+        try:
+            return use(self._get(namespace, dim))
+        except Exception:
+            if not self.check_directory():
+                raise
+            log.warning("Chroma directory %s was removed during a call; reopened it", self.chroma_dir)
+            return empty if empty is not None else use(self._get(namespace, dim))
+
     def count(self, namespace: str, dim: int) -> int:
         """Vectors stored for `namespace` (cached once non-zero; our own writes update it)."""
         key = (namespace, dim)
         if key in self._counts:
             return self._counts[key]
-        size = self._get(namespace, dim).count()
+        size = self._using(namespace, dim, lambda col: col.count())
         if size:  # an empty collection is asked again: another process may fill it
             self._counts[key] = size
         return size
@@ -271,14 +288,17 @@ class VectorIndex:
         if not items:
             return
         dim = len(items[0][2])
-        col = self._get(namespace, dim)
         step = self._batch_size()
         for start in range(0, len(items), step):  # Chroma rejects batches above its maximum
             part = items[start : start + step]
-            col.upsert(
-                ids=[vector_key(namespace, b) for b, _, _ in part],
-                embeddings=[v for _, _, v in part],
-                metadatas=[{"ns": namespace, "block_id": b, "todo_id": t} for b, t, _ in part],
+            self._using(
+                namespace,
+                dim,
+                lambda col, part=part: col.upsert(  # type: ignore[misc]
+                    ids=[vector_key(namespace, b) for b, _, _ in part],
+                    embeddings=[v for _, _, v in part],
+                    metadatas=[{"ns": namespace, "block_id": b, "todo_id": t} for b, t, _ in part],
+                ),
             )
         self._counts.pop((namespace, dim), None)
 
@@ -304,11 +324,16 @@ class VectorIndex:
             size = self.count(ns, len(vector))
             if not size:
                 continue
-            res = self._get(ns, len(vector)).query(
-                query_embeddings=[vector],
-                n_results=min(n, size),
-                where=None if todo_id is None else {"todo_id": todo_id},
-                include=["metadatas", "distances"],
+            res: Any = self._using(
+                ns,
+                len(vector),
+                lambda col, size=size: col.query(  # type: ignore[misc]
+                    query_embeddings=[vector],
+                    n_results=min(n, size),
+                    where=None if todo_id is None else {"todo_id": todo_id},
+                    include=["metadatas", "distances"],
+                ),
+                empty={"metadatas": [[]], "distances": [[]]},
             )
             metas, dists = res["metadatas"][0], res["distances"][0]
             found += [(ns, str(m["block_id"]), 1.0 - float(d)) for m, d in zip(metas, dists, strict=True)]

@@ -64,3 +64,33 @@ def test_running_server_survives_a_deleted_chroma_directory(tmp_path, hash_embed
         done = turn("w2", {"resume": ANSWERS[800]})
         assert [s["status"] for s in done["plan"]["steps"]] == ["completed"] * 3
     assert (data / "memory" / "chroma" / "chroma.sqlite3").exists()
+
+
+def test_a_chroma_directory_deleted_during_a_write_is_reopened_and_the_write_lands(tmp_path, hash_embeddings):
+    """Found by the soak test: the deletion can land between the directory check and the write.
+
+    Before: the write failed with chromadb's InternalError ("attempt to write a readonly database" /
+    "disk I/O error") and the turn ended with 503 / exit 1.
+    """
+    from chromadb.api.models.Collection import Collection
+
+    memory, ns, _ = filled_memory(tmp_path / "mem")
+    before = memory.search(ns, FACT)[0].metadata["cosine"]
+    real_upsert = Collection.upsert
+    wiped: list[int] = []
+
+    def wipe_then_upsert(self, *args, **kwargs):  # noqa: ANN001, ANN202
+        if not wiped:
+            wiped.append(1)
+            shutil.rmtree(tmp_path / "mem" / "chroma")
+        return real_upsert(self, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Collection, "upsert", wipe_then_upsert)
+        memory.add_messages(ns, [HumanMessage("换成上海再算一次"), AIMessage("好的，地点改为上海")])
+        memory.flush(ns)
+    assert wiped
+    assert any("上海" in h.text for h in memory.search(ns, "上海"))  # the write landed in the new directory
+    hits = memory.search(ns, FACT)
+    assert hits and FACT in hits[0].text and hits[0].metadata["cosine"] == pytest.approx(before)
+    memory.close()
