@@ -11,8 +11,8 @@ lost answers, duplicate step runs and mixed-up results: all must be zero".
   request that states them (planned as pv_calc → report). Each conversation has its own capacity (kW) and place, so a result that
   belongs to another conversation is recognisable. A quarter of the answers are sent to both servers
   at once (a double click): exactly one may be taken.
-- One CLI user runs `plangraph run … --answer …` processes; a third of them are SIGKILLed after a
-  random delay and finished with `plangraph resume`.
+- One CLI user runs `plangraph run … --answer …` processes; every other one is SIGKILLed after a
+  random 3–10 s and finished with `plangraph resume`.
 - Chaos: SIGKILL server A at 25 % of the run (restarted), delete `<data>/memory/chroma` at 50 %,
   SIGKILL server B at 70 % (restarted), SIGKILL A again at 85 % (restarted).
 - A client that loses its connection (its server was killed) or gets 409/503 finds out where its
@@ -333,10 +333,12 @@ class Load:
 
     def cli_user(self, seed: int) -> None:
         rng = random.Random(seed)
+        n = 0
         while time.monotonic() < self.stop_at:
             conv = self.new_conversation(CLI_USER, "cli", rng)
+            n += 1
             try:
-                self.drive_cli(conv, rng)
+                self.drive_cli(conv, rng.uniform(3.0, 10.0) if n % 2 else None)  # every other one killed
             except Exception as error:  # noqa: BLE001 - counted, the load goes on
                 self.tally.problem("client error", f"{conv.conversation}: {error!r}")
 
@@ -362,8 +364,7 @@ class Load:
             out, err = proc.communicate(timeout=TURN_TIMEOUT)
         return proc.returncode, events(out), err
 
-    def drive_cli(self, conv: Conversation, rng: random.Random) -> None:
-        kill_after = rng.uniform(2.0, 8.0) if rng.random() < 0.35 else None
+    def drive_cli(self, conv: Conversation, kill_after: float | None) -> None:
         args = ["run", conv.request, "--conversation", conv.conversation]
         if not conv.one_shot:
             args += ["--answer", conv.answer]
@@ -534,7 +535,8 @@ def test_soak_two_servers_and_the_cli_on_postgres_with_kills_and_a_chroma_wipe(t
     failures = {k: v for k, v in tally.problems.items() if "not counted" not in k}
     summary = {
         "seconds": round(elapsed),
-        "conversations": len(load.conversations),
+        "conversations": dict(Counter(c.via for c in load.conversations)),
+        "answers taken": sum(c.answered for c in load.conversations),
         "counts": dict(sorted(tally.counts.items())),
         "lost answers": len(tally.problems.get("lost answer", [])),
         "duplicate step runs": len(tally.problems.get("duplicate step run", [])),
