@@ -87,21 +87,18 @@ def _expected(rule: Mapping[str, Any]) -> str:
     return f"文字（1–{MAX_FIELD_CHARS} 个字符）"
 
 
+_KINDS: tuple[tuple[Any, str], ...] = (
+    (bool, "true/false"),
+    (int | float, "数字"),
+    (str, "文字"),
+    (list | tuple, "列表"),
+    (dict, "对象"),
+)
+
+
 def _shown(value: Any) -> str:
     """`value` as the user sent it (JSON), with what kind of value it is."""
-    kind = (
-        "true/false"
-        if isinstance(value, bool)
-        else "数字"
-        if isinstance(value, int | float)
-        else "文字"
-        if isinstance(value, str)
-        else "列表"
-        if isinstance(value, list | tuple)
-        else "对象"
-        if isinstance(value, dict)
-        else type(value).__name__
-    )
+    kind = next((name for types, name in _KINDS if isinstance(value, types)), type(value).__name__)
     text = json.dumps(value, ensure_ascii=False, default=str)
     return f"{kind} {text[:60]}{'…' if len(text) > 60 else ''}"
 
