@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 
 import pytest
 
@@ -136,7 +136,29 @@ def test_an_agents_own_error_still_fails_its_step(data_dir, monkeypatch):
     assert "ZeroDivisionError" in done.plan["steps"][0]["result"]["output"]
 
 
-def test_sqlite_programming_errors_are_not_service_faults():
+def _real_sqlite_error(tmp_path, kind: str) -> sqlite3.OperationalError:
+    """The error SQLite raises for a database locked by another connection, or opened read-only."""
+    db = tmp_path / f"{kind}.sqlite"
+    with closing(sqlite3.connect(db)) as setup:
+        setup.execute("CREATE TABLE t(x)")
+        setup.commit()
+    holder = sqlite3.connect(db, isolation_level=None)
+    if kind == "locked":
+        holder.execute("BEGIN EXCLUSIVE")
+        writer = sqlite3.connect(db, timeout=0)
+    else:
+        writer = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        writer.execute("INSERT INTO t VALUES (1)")
+    except sqlite3.OperationalError as error:
+        return error
+    finally:
+        writer.close()
+        holder.close()
+    raise AssertionError(f"no error from a {kind} database")
+
+
+def test_sqlite_programming_errors_are_not_service_faults(tmp_path):
     from tools.faults import is_service_fault, storage_fault_kind
 
     conn = sqlite3.connect(":memory:")
@@ -150,6 +172,8 @@ def test_sqlite_programming_errors_are_not_service_faults():
     with pytest.raises(sqlite3.OperationalError) as full:
         conn.execute("INSERT INTO t VALUES (?)", ("x" * 100_000,))
     assert storage_fault_kind(full.value) == "full" and is_service_fault(full.value)
+    assert storage_fault_kind(_real_sqlite_error(tmp_path, "locked")) == "busy"
+    assert storage_fault_kind(_real_sqlite_error(tmp_path, "read-only")) == "storage"
     assert storage_fault_kind(OSError(28, "No space left on device")) == "full"
     assert storage_fault_kind(OSError(30, "Read-only file system")) == "storage"
     assert storage_fault_kind(FileNotFoundError(2, "No such file")) is None  # a path we got wrong
