@@ -50,6 +50,7 @@ class Conversation:
     seed: int
     messages: list[BaseMessage]
     questions: list[Question] = field(default_factory=list)
+    version: int = 2
 
 
 # -- vocabulary -----------------------------------------------------------------------------------
@@ -367,6 +368,104 @@ EVENTS_ZH: dict[str, list[Turn]] = {
         ("O", "还好应该在保修期内。", ()),
     ],
 }
+# Version 2: other wordings of the same turns (picked per event), so no sentence is shared by
+# every conversation and an answer is not always phrased the way the dev split taught.
+VARIANTS_EN: dict[tuple[str, int], list[str]] = {
+    ("trip", 0): [
+        "Hi {O}! I'm back home after a week in {city}.",
+        "{O}, I spent last week wandering around {city}.",
+    ],
+    ("trip", 2): [
+        "Our base was a {lodging}, a short walk from the {landmark}.",
+        "We booked a {lodging} right by the {landmark}, loved it.",
+    ],
+    ("trip", 4): [
+        "The {food}, no contest. I still dream about it.",
+        "Eating {food} every single day, to be honest.",
+    ],
+    ("pet", 0): [
+        "Meet the newest family member: a {kind} called {petname}!",
+        "We brought home a rescue {kind} on Sunday, her name is {petname}.",
+    ],
+    ("pet", 2): [
+        "She's a {breed}, about fourteen months old.",
+        "{breed}, and she never stops running around.",
+    ],
+    ("pet_vet", 0): [
+        "{petname} was off her food, so we took her to the animal clinic.",
+        "Rough week, {petname} needed an emergency appointment with the vet.",
+    ],
+    ("pet_vet", 2): [
+        "The diagnosis was {illness}. Pills twice a day for now.",
+        "Vet says {illness}, nothing serious.",
+    ],
+    ("job", 0): [
+        "I signed the contract with {company} yesterday!",
+        "So, {company} made me an offer and I said yes.",
+    ],
+    ("job", 2): ["The title is {role}. First day is in four weeks.", "They hired me as a {role}."],
+    ("job_update", 0): [
+        "Crunch time at the office, we have to launch {project} this quarter.",
+        "Everything at work revolves around {project} right now.",
+    ],
+    ("job_update", 2): [
+        "My manager, {manager}, put me in charge of it.",
+        "{manager}, who I report to, gave me the lead role.",
+    ],
+    ("hobby", 0): [
+        "I started taking {instrument} classes on Thursdays.",
+        "Guess who bought a {instrument} and found a tutor.",
+    ],
+    ("hobby", 2): [
+        "{teacher}. She used to be a {teacher_job}, very demanding.",
+        "An old {teacher_job} named {teacher} gives me lessons.",
+    ],
+    ("hobby_recital", 0): [
+        "Saturday was my first time performing in front of an audience!",
+        "I did my debut concert at the community hall this weekend.",
+    ],
+    ("hobby_recital", 2): ["I went with {piece}, and I was shaking.", "{piece}, and I only messed up twice."],
+    ("buy", 0): ["I'm now the proud owner of a {vehicle}.", "Spent my savings on a {vehicle} last weekend."],
+    ("buy", 2): [
+        "A {model}, {color}, second-hand but like new.",
+        "The {color} {model}, got a good deal on it.",
+    ],
+    ("buy_problem", 0): [
+        "My {model} broke down on the motorway last night.",
+        "Had to call roadside assistance for the {model}.",
+    ],
+    ("buy_problem", 2): ["Turns out {problem}. It's at the garage now.", "The mechanic said {problem}."],
+}
+VARIANTS_ZH: dict[tuple[str, int], list[str]] = {
+    ("trip", 0): ["{O}，我在{city}玩了一周，昨天刚到家。", "{O}，上礼拜我去{city}逛了一圈。"],
+    ("trip", 2): [
+        "我们订的是{lodging}，走几步就到{landmark}。",
+        "住在{lodging}，就在{landmark}旁边，特别方便。",
+    ],
+    ("trip", 4): ["当然是{food}，到现在还惦记着。", "天天吃{food}，太香了。"],
+    ("pet", 0): [
+        "家里添了新成员：一只叫{petname}的{kind}！",
+        "周日我们从救助站接回一只{kind}，名字叫{petname}。",
+    ],
+    ("pet", 2): ["{breed}，十四个月大。", "是只{breed}，整天跑来跑去停不下来。"],
+    ("pet_vet", 0): ["{petname}这两天不吃东西，带她去了宠物医院。", "这周够呛，{petname}挂了急诊。"],
+    ("pet_vet", 2): ["诊断是{illness}，每天吃两次药。", "医生说是{illness}，问题不大。"],
+    ("job", 0): ["昨天我跟{company}签了合同！", "{company}给我发了录用通知，我答应了。"],
+    ("job", 2): ["职位是{role}，四周后报到。", "他们招我去当{role}。"],
+    ("job_update", 0): ["公司这季度必须把{project}做出来，天天加班。", "现在单位里一切都围着{project}转。"],
+    ("job_update", 2): ["我上级{manager}把这事全交给我了。", "{manager}是我直属领导，让我牵头。"],
+    ("hobby", 0): ["我每周四去上{instrument}课了。", "我买了一把{instrument}，还找了个老师。"],
+    ("hobby", 2): [
+        "{teacher}，原来是{teacher_job}，要求特别高。",
+        "教我的是{teacher}，退休前是{teacher_job}。",
+    ],
+    ("hobby_recital", 0): ["周六我头一回在观众面前表演！", "这周末我在社区礼堂办了第一场演出。"],
+    ("hobby_recital", 2): ["选的是{piece}，紧张得要命。", "{piece}，只错了两个地方。"],
+    ("buy", 0): ["我现在也是有{vehicle}的人了。", "上周末我把积蓄花在了一辆{vehicle}上。"],
+    ("buy", 2): ["{model}，{color}，二手的但跟新的一样。", "{color}的{model}，价格挺划算。"],
+    ("buy_problem", 0): ["我的{model}昨晚在路上抛锚了。", "{model}坏在半路，只好叫了道路救援。"],
+    ("buy_problem", 2): ["原来是{problem}，现在在修理厂。", "师傅说{problem}。"],
+}
 FILLER_EN = [
     "Did you catch the game last night?",
     "Work has been so busy this week.",
@@ -468,11 +567,19 @@ def _plan_events(rng: random.Random, sessions: int) -> list[tuple[int, str, int,
     return plan
 
 
-def conversation(lang: str, seed: int, sessions: int = 24) -> Conversation:
-    """One conversation in `lang` ("en" or "zh") for `seed`."""
+def conversation(lang: str, seed: int, sessions: int = 24, version: int = 2) -> Conversation:
+    """One conversation in `lang` ("en" or "zh") for `seed`.
+
+    `version=1` is the first generator (one wording per event turn, no `paraphrase` questions),
+    kept to reproduce the numbers measured with it; 2 (default) varies the wording of event turns
+    and adds `paraphrase` questions that share no content word with their evidence.
+    """
     if lang not in ("en", "zh"):
         raise ValueError(f"lang={lang!r} is not supported; use 'en' or 'zh'.")
-    rng = random.Random(f"{lang}-{seed}")
+    if version not in (1, 2):
+        raise ValueError(f"version={version!r} is not supported; use 1 or 2.")
+    rng = random.Random(f"{lang}-{seed}" if version == 1 else f"{lang}-{seed}-v{version}")
+    variants = {} if version == 1 else VARIANTS_EN if lang == "en" else VARIANTS_ZH
     voc = _vocab(lang)
     events = EVENTS_EN if lang == "en" else EVENTS_ZH
     filler, replies = (FILLER_EN, FILLER_EN_REPLY) if lang == "en" else (FILLER_ZH, FILLER_ZH_REPLY)
@@ -540,8 +647,9 @@ def conversation(lang: str, seed: int, sessions: int = 24) -> Conversation:
                 link["slots"] = slots
                 link["ids"] = {}
             slots = {**link["slots"], "O": names[1 - subject]}
-            for who, template, keys in events[kind]:
-                text = _fill(template, slots)
+            for turn, (who, template, keys) in enumerate(events[kind]):
+                other = variants.get((kind, turn))
+                text = _fill(rng.choice([template, *other]) if other else template, slots)
                 if rng.random() < 0.4:  # people mix topics: evidence turns carry small talk too
                     aside = _chat(rng, voc, filler)
                     text = f"{text} {aside}" if lang == "en" else text + aside
@@ -555,8 +663,10 @@ def conversation(lang: str, seed: int, sessions: int = 24) -> Conversation:
         for line in bye:
             say(speaker, line, at)
             speaker, at = 1 - speaker, at + timedelta(minutes=1)
-    conv = Conversation(lang, seed, messages)
+    conv = Conversation(lang, seed, messages, version=version)
     conv.questions = _questions(lang, rng, names, facts, dates)
+    if version >= 2:
+        conv.questions += _paraphrases(lang, names, facts)
     return conv
 
 
@@ -638,8 +748,27 @@ def _questions(lang: str, rng: random.Random, names: tuple[str, str], facts: lis
     return out
 
 
-def conversations(lang: str, split: str, count: int) -> list[Conversation]:
-    """`count` conversations of the `dev` or `test` split."""
+def _paraphrases(lang: str, names: tuple[str, str], facts: list[dict]) -> list[Question]:
+    """Questions in other words than their evidence: no content word of the answer turn is asked."""
+    en = lang == "en"
+    asks = {
+        "job": ("Which employer did {who} join?", "{who}跳槽去了哪家单位？", ("company",)),
+        "pet": ("What is the name of the animal {who} took in?", "{who}新养的小动物叫什么？", ("petname",)),
+        "hobby": ("Which musical instrument is {who} studying?", "{who}在练哪种乐器？", ("instrument",)),
+        "buy": ("What kind of transport did {who} get for themselves?", "{who}入手了什么交通工具？",
+                ("vehicle", "model")),
+    }  # fmt: skip
+    out = []
+    for f in facts:
+        if f["kind"] in asks:
+            q_en, q_zh, keys = asks[f["kind"]]
+            q = (q_en if en else q_zh).format(who=names[f["subject"]])
+            out.append(Question(q, [f["link"]["ids"][k] for k in keys], "paraphrase"))
+    return out
+
+
+def conversations(lang: str, split: str, count: int, version: int = 2) -> list[Conversation]:
+    """`count` conversations of the `dev` or `test` split (`version` as in `conversation`)."""
     if split not in SPLIT_SEEDS:
         raise ValueError(f"split={split!r} is not supported; use one of {sorted(SPLIT_SEEDS)}.")
-    return [conversation(lang, SPLIT_SEEDS[split] + i) for i in range(count)]
+    return [conversation(lang, SPLIT_SEEDS[split] + i, version=version) for i in range(count)]

@@ -16,6 +16,11 @@ first that does not fit ends the packing); recall = share of the evidence messag
 averaged over questions. BM25 over 5-turn windows ranks every window of 5 consecutive turns
 (stride 1; a window costs only its turns not already taken). BM25 tokens are
 `memory.text.search_terms` (jieba words + CJK bigrams, English words without stop words).
+Rows "…, k hits" pack only the first k hits (a caller that asks `search` for the baseline's k
+rather than for more than the budget can hold).
+
+`--generator 1` reproduces the first generator (one wording per event turn, no `paraphrase`
+questions); the default, 2, varies the wording and adds `paraphrase` questions.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime
+from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
@@ -106,15 +112,32 @@ def parse_variant(text: str) -> dict[str, float | int | str | bool]:
     return out
 
 
-def run(conv: Conversation, emb: Embeddings, variants: list[str], hits_k: int) -> dict:
-    """Recall per method and k for one conversation, plus ingestion and search times."""
-    path = tempfile.mkdtemp(prefix="bench-recall-")
+def run(
+    conv: Conversation,
+    emb: Embeddings,
+    variants: list[str],
+    hits_k: int,
+    cache: str = "",
+    show_misses: bool = False,
+) -> dict:
+    """Recall per method and k for one conversation, plus ingestion and search times.
+
+    With `cache`, the ingested store is kept under it and reused by later runs (search-time
+    settings only differ between variants; ingestion always uses the defaults).
+    """
     ns = f"chat_{conv.lang}{conv.seed}"
+    path = tempfile.mkdtemp(prefix="bench-recall-")
+    if cache:
+        path = str(Path(cache) / f"{ns}_v{conv.version}")
+    done = Path(path) / "ingested"
     mem = BlockMemory(path, emb)
     t0 = time.perf_counter()
-    for session in sessions(conv.messages):
-        mem.add_messages(ns, session)
-    mem.flush(ns)
+    if not done.exists():
+        for session in sessions(conv.messages):
+            mem.add_messages(ns, session)
+        mem.flush(ns)
+        if cache:
+            done.write_text("ok")
     ingest = time.perf_counter() - t0
     lines = {str(m.id): message_line(m) for m in conv.messages}
     ids = [str(m.id) for m in conv.messages]
@@ -142,6 +165,7 @@ def run(conv: Conversation, emb: Embeddings, variants: list[str], hits_k: int) -
             hits = m.search(ns, q.text, hits_k)
             latency.append(time.perf_counter() - t1)
             ranked[f"plangraph {v}"] = [(h.message_ids, h.text) for h in hits]
+            ranked[f"plangraph {v}, k hits"] = ranked[f"plangraph {v}"]
         for k, budget in budgets.items():
             for name, items in ranked.items():
                 if name == "BM25 over 5-turn windows":
@@ -155,10 +179,17 @@ def run(conv: Conversation, emb: Embeddings, variants: list[str], hits_k: int) -
                             break
                         used += cost
                         got.update(new)
+                elif name.endswith(", k hits"):
+                    got = pack(items[:k], budget)  # a caller asking search for the baseline's k
                 else:
                     got = pack(items, budget)
                 recall = sum(e in got for e in q.evidence) / len(q.evidence)
                 out[(name, k)][q.kind].append(recall)
+                if show_misses and k == max(KS) and recall < 1 and name == f"plangraph {variants[0]}":
+                    at = {i: r for r, (item_ids, _) in enumerate(items) for i in item_ids}
+                    print(f"MISS [{q.kind}] {q.text}")
+                    for e in q.evidence:
+                        print(f"    {'in ' if e in got else 'OUT'} rank {at.get(e, '-')}: {lines[e][:110]}")
             out[("budget", k)]["all"].append(budget)
     for m in mems.values():
         m.close()
@@ -172,8 +203,12 @@ def main() -> None:
     ap.add_argument("--count", type=int, default=6, help="conversations per language")
     ap.add_argument("--langs", default="en,zh")
     ap.add_argument("--variant", action="append", help="'default' or MemorySettings overrides a=1,b=2")
-    ap.add_argument("--hits", type=int, default=60, help="k asked of search (packing stops at the budget)")
+    ap.add_argument("--hits", type=int, default=150, help="k asked of search (packing stops at the budget)")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--cache", default="", help="keep ingested stores here and reuse them")
+    ap.add_argument("--misses", action="store_true", help="print the first variant's misses at the largest k")
+    ap.add_argument("--generator", type=int, default=2, help="memory_convgen version (1 = the first one)")
+    ap.add_argument("--kinds-at", type=int, default=10, choices=KS, help="k of the per-kind columns")
     args = ap.parse_args()
     import torch
 
@@ -186,9 +221,9 @@ def main() -> None:
         total: dict = defaultdict(lambda: defaultdict(list))
         msgs = secs = 0.0
         lat: list[float] = []
-        convs = conversations(lang, args.split, args.count)
+        convs = conversations(lang, args.split, args.count, args.generator)
         for conv in convs:
-            res = run(conv, emb, variants, args.hits)
+            res = run(conv, emb, variants, args.hits, args.cache, args.misses)
             for key, by_kind in res["recall"].items():
                 for kind, values in by_kind.items():
                     total[key][kind] += values
@@ -197,17 +232,20 @@ def main() -> None:
             lat += res["latency"]
         nq = sum(len(c.questions) for c in convs)
         budgets = " / ".join(f"{statistics.mean(total[('budget', k)]['all']):.0f}" for k in KS)
-        print(f"\n{lang} {args.split}: {len(convs)} conversations, {nq} questions, budgets {budgets} tokens "
+        print(f"\n{lang} {args.split} (generator v{args.generator}): {len(convs)} conversations, {nq} questions, budgets {budgets} tokens "
               f"(k = {', '.join(map(str, KS))}); ingest {msgs / secs:.0f} msg/s; "
               f"search p50 {statistics.median(lat) * 1000:.1f} ms")  # fmt: skip
         kinds = sorted({kind for (name, _), d in total.items() if name != "budget" for kind in d})
-        print(f"| method | {' | '.join(f'k={k}' for k in KS)} | {' | '.join(f'{x} @k=10' for x in kinds)} |")
+        at = args.kinds_at
+        print(
+            f"| method | {' | '.join(f'k={k}' for k in KS)} | {' | '.join(f'{x} @k={at}' for x in kinds)} |"
+        )
         print("|---|" + "---:|" * (len(KS) + len(kinds)))
         names = list(dict.fromkeys(name for name, _ in total if name != "budget"))
         for name in names:
             cells = [statistics.mean([v for vs in total[(name, k)].values() for v in vs]) for k in KS]
             per = [
-                statistics.mean(total[(name, 10)][x]) if total[(name, 10)][x] else float("nan") for x in kinds
+                statistics.mean(total[(name, at)][x]) if total[(name, at)][x] else float("nan") for x in kinds
             ]
             print(f"| {name} | {' | '.join(f'{c:.3f}' for c in cells)} | {' | '.join(f'{c:.3f}' for c in per)} |",
                   flush=True)  # fmt: skip

@@ -67,17 +67,48 @@ class _Vectors(threading.Thread):
         return self.vec, self.cosines
 
 
+def _cos(blobs: list[bytes], vec: np.ndarray) -> list[float]:
+    matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(-1, len(vec))
+    norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(vec) or 1.0)
+    values: list[float] = ((matrix @ vec) / np.where(norms > 0, norms, 1.0)).tolist()
+    return values
+
+
 def _cosines(light: dict[Key, dict[str, Any]], vec: np.ndarray | None) -> dict[Key, float]:
     """Cosine of every block vector with the query's, in one matrix product."""
     if vec is None:
         return {}
     keys = [k for k, r in light.items() if r["vec"] is not None and len(r["vec"]) == 4 * len(vec)]
+    return dict(zip(keys, _cos([light[k]["vec"] for k in keys], vec), strict=True)) if keys else {}
+
+
+def _message_cosines(light: dict[Key, dict[str, Any]], vec: np.ndarray | None) -> dict[Key, list[float]]:
+    """Per block, the cosine of each message's closure vector with the query's (one matrix product).
+
+    A block's vector averages its closures, so it barely separates the one closure that answers
+    from the small talk around it; each closure's own vector was computed at ingestion and kept.
+    Blocks stored before closure vectors were kept are absent (their block cosine stands in).
+    """
+    if vec is None:
+        return {}
+    keys, blobs = [], []
+    for key, row in light.items():
+        sizes, blob = row["sizes"], row["pvecs"]
+        if sizes and blob is not None and len(blob) == 4 * len(vec) * len(sizes):
+            keys.append(key)
+            blobs.append(blob)
     if not keys:
         return {}
-    matrix = np.frombuffer(b"".join(light[k]["vec"] for k in keys), dtype=np.float32).reshape(len(keys), -1)
-    norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(vec) or 1.0)
-    values = (matrix @ vec) / np.where(norms > 0, norms, 1.0)
-    return dict(zip(keys, values.tolist(), strict=True))
+    values = _cos(blobs, vec)
+    out: dict[Key, list[float]] = {}
+    start = 0
+    for key in keys:
+        sizes = light[key]["sizes"]
+        out[key] = [
+            c for c, n in zip(values[start : start + len(sizes)], sizes, strict=True) for _ in range(n)
+        ]
+        start += len(sizes)
+    return out
 
 
 class SearchMixin:
@@ -161,6 +192,8 @@ class SearchMixin:
         beta = settings.block_weight
         cands: list[Candidate] = []
         exact = _cosines(light, vec)
+        per_message = _message_cosines(light, vec)
+        alpha = settings.piece_weight
         for key, row in light.items():
             if row["source_ns"] == namespace:
                 continue  # a long-term copy of a block already here
@@ -172,6 +205,7 @@ class SearchMixin:
                     (u, state.unit_at.get(u), state.unit_name.get(u, ""))
                     for u in state.units_of.get(key[1], [])
                 ]
+            pieces = per_message.get(key)
             for unit, at, who in units:
                 lex = lexical.get((key[0], unit), 0.0)
                 legacy = unit[1] < 0 and key in block_bm25  # a block stored before per-message terms
@@ -182,8 +216,12 @@ class SearchMixin:
                 factor = (1.0 + settings.time_boost if inside else 1.0) * (
                     1.0 + settings.speaker_boost if who in named else 1.0
                 )
+                if pieces is not None and 0 <= unit[1] < len(pieces):
+                    unit_cos = (1 - alpha) * cos + alpha * pieces[unit[1]]
+                else:
+                    unit_cos = cos
                 cands.append(Candidate(
-                    key[0], key[1], unit=unit[1], bm25=(1 - beta) * lex / lex_best + from_block, cosine=cos,
+                    key[0], key[1], unit=unit[1], bm25=(1 - beta) * lex / lex_best + from_block, cosine=unit_cos,
                     last_at=row["last_at"], seq=row["seq"], tags=row["tags"], factor=factor,
                 ))  # fmt: skip
         ranked = [c for c in rank(cands, query, reference, settings) if c.relevance > 0]
@@ -199,13 +237,15 @@ class SearchMixin:
             for start in range(0, len(bids), 500):
                 chunk = bids[start : start + 500]
                 rows = self._store.query(
-                    "SELECT block_id, seq, tags, last_at, vec, json_extract(extra, '$.source_ns') FROM blocks"
+                    "SELECT block_id, seq, tags, last_at, vec, json_extract(extra, '$.source_ns'), pvecs,"
+                    " json_extract(extra, '$.piece_sizes') FROM blocks"
                     f" WHERE ns=? AND block_id IN ({','.join('?' * len(chunk))})",
                     (ns, *chunk),
                 )
-                for bid, seq, tags, last_at, vec, source in rows:
+                for bid, seq, tags, last_at, vec, source, pvecs, sizes in rows:
                     out[(ns, bid)] = {"seq": seq, "tags": json.loads(tags) if tags != "[]" else [],
-                                      "last_at": last_at, "vec": vec, "source_ns": source}  # fmt: skip
+                                      "last_at": last_at, "vec": vec, "source_ns": source, "pvecs": pvecs,
+                                      "sizes": json.loads(sizes) if sizes else []}  # fmt: skip
         return out
 
     def _hits(self, top: list[Candidate]) -> list[BlockHit]:

@@ -65,6 +65,8 @@ class NamespaceState:
     tail: Tail | None = None
     tail_entries: list[Entry] = field(default_factory=list)
     tail_pieces: int = 0
+    tail_vecs: list[list[float]] = field(default_factory=list)  # one vector per closure of the tail
+    tail_sizes: list[int] = field(default_factory=list)  # messages per closure of the tail
     todo_of: dict[str, str] = field(default_factory=dict)
     bm25: IncrementalBM25 = field(default_factory=IncrementalBM25)
     pieces_of: dict[str, int] = field(default_factory=dict)
@@ -224,4 +226,10 @@ def load_state(store: Store, namespace: str) -> NamespaceState:
             vec=decode_vec(row["vec"]),
         )
         state.tail_pieces = int(row["extra"].get("pieces", 1))
+        sizes = [int(n) for n in row["extra"].get("piece_sizes", [])]
+        flat = decode_vec(row.get("pvecs")) or []
+        if sizes and state.tail.vec and len(flat) == len(sizes) * len(state.tail.vec):
+            dim = len(state.tail.vec)
+            state.tail_vecs = [flat[i * dim : (i + 1) * dim] for i in range(len(sizes))]
+            state.tail_sizes = sizes
     return state

@@ -24,7 +24,7 @@ CREATE TABLE IF NOT EXISTS blocks(
     todo_id TEXT NOT NULL, block_type TEXT NOT NULL, keywords TEXT NOT NULL,
     core_semantic TEXT NOT NULL, create_time TEXT NOT NULL, data_ids TEXT NOT NULL,
     message_ids TEXT NOT NULL, text TEXT NOT NULL, terms TEXT NOT NULL, tags TEXT NOT NULL,
-    created_at REAL NOT NULL, last_at REAL NOT NULL, vec BLOB, extra TEXT NOT NULL,
+    created_at REAL NOT NULL, last_at REAL NOT NULL, vec BLOB, extra TEXT NOT NULL, pvecs BLOB,
     PRIMARY KEY(ns, block_id));
 CREATE INDEX IF NOT EXISTS blocks_by_seq ON blocks(ns, kind, seq);
 CREATE TABLE IF NOT EXISTS summaries(
@@ -37,7 +37,7 @@ CREATE TABLE IF NOT EXISTS blobs(
 
 BLOCK_COLUMNS = (
     "ns block_id seq kind todo_id block_type keywords core_semantic create_time data_ids message_ids "
-    "text terms tags created_at last_at vec extra"
+    "text terms tags created_at last_at vec extra pvecs"
 ).split()
 _JSON_COLUMNS = {"keywords", "data_ids", "message_ids", "terms", "tags", "extra"}
 
@@ -62,6 +62,14 @@ class Store:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.executescript(_SCHEMA)
+            columns = {r[1] for r in self._conn.execute("PRAGMA table_info(blocks)")}
+            if "pvecs" not in columns:  # a store written before closure vectors were kept
+                try:
+                    self._conn.execute("ALTER TABLE blocks ADD COLUMN pvecs BLOB")
+                except sqlite3.OperationalError:  # another process added it first
+                    columns = {r[1] for r in self._conn.execute("PRAGMA table_info(blocks)")}
+                    if "pvecs" not in columns:
+                        raise
 
     def close(self) -> None:
         """Close the connection."""

@@ -252,7 +252,7 @@ class BlockMemory(ReadingMixin):
             return []
         vecs = self._vectors.embed([meta.block_text([e.message for e in p]) for p in pieces])
         first_new = state.next_block
-        touched: dict[str, tuple[list[Entry], list[float], int, int]] = {}
+        touched: dict[str, tuple[list[Entry], list[float], int, int, list[list[float]], list[int]]] = {}
         for piece, vec in zip(pieces, vecs, strict=True):
             tail = state.tail
             if tail is not None and should_merge(tail, piece, vec, self.settings):
@@ -263,14 +263,20 @@ class BlockMemory(ReadingMixin):
                 tail.last_at = piece[-1].created_at
                 state.tail_entries = state.tail_entries + piece
                 state.tail_pieces += 1
+                if len(state.tail_sizes) == state.tail_pieces - 1:  # else a store without closure vectors
+                    state.tail_vecs = [*state.tail_vecs, vec]
+                    state.tail_sizes = [*state.tail_sizes, len(piece)]
             else:
                 number, state.next_block = state.next_block, state.next_block + 1
                 block_id = f"b_{piece[0].todo_id}_{number:03d}"
                 state.tail = Tail(block_id, piece[0].todo_id, len(piece), piece[-1].created_at, vec)
                 state.tail_entries, state.tail_pieces = list(piece), 1
+                state.tail_vecs, state.tail_sizes = [vec], [len(piece)]
             assert state.tail is not None and state.tail.vec is not None
             number = int(state.tail.block_id.rsplit("_", 1)[1])
-            touched[state.tail.block_id] = (state.tail_entries, state.tail.vec, state.tail_pieces, number)
+            touched[state.tail.block_id] = (
+                state.tail_entries, state.tail.vec, state.tail_pieces, number, state.tail_vecs, state.tail_sizes
+            )  # fmt: skip
         rows = [self._block_row(namespace, state, bid, *parts) for bid, parts in touched.items()]
         self._write_blocks(namespace, state, rows)
         for row in rows:
@@ -282,8 +288,10 @@ class BlockMemory(ReadingMixin):
 
     def _block_row(
         self, namespace: str, state: NamespaceState, block_id: str, entries: list[Entry], vec: list[float],
-        pieces: int, number: int,
+        pieces: int, number: int, piece_vecs: list[list[float]], piece_sizes: list[int],
     ) -> dict[str, Any]:  # fmt: skip
+        if sum(piece_sizes) != len(entries):  # a block begun before closure vectors were kept
+            piece_vecs, piece_sizes = [], []
         msgs = [e.message for e in entries]
         text = meta.block_text(msgs)
         plain = meta.search_text(msgs)
@@ -297,14 +305,17 @@ class BlockMemory(ReadingMixin):
             "message_ids": [str(m.id) for m in msgs], "text": text,
             "terms": block_terms(entries),
             "tags": sorted({t for e in entries for t in e.tags}), "created_at": entries[0].created_at,
-            "last_at": entries[-1].created_at, "vec": vec,
-            "extra": {"pieces": pieces, "importance": importance(entries), "seqs": [e.seq for e in entries]},
+            "last_at": entries[-1].created_at, "vec": vec, "pvecs": [x for v in piece_vecs for x in v],
+            "extra": {"pieces": pieces, "importance": importance(entries), "seqs": [e.seq for e in entries],
+                      "piece_sizes": piece_sizes},
         }  # fmt: skip
 
     def _write_blocks(self, namespace: str, state: NamespaceState, rows: list[dict[str, Any]]) -> None:
         with self._store.transaction() as conn:
             for row in rows:
-                self._store.put_block(conn, {**row, "vec": encode_vec(row["vec"])})
+                self._store.put_block(
+                    conn, {**row, "vec": encode_vec(row["vec"]), "pvecs": encode_vec(row["pvecs"] or None)}
+                )
                 seqs = row["extra"]["seqs"]
                 conn.execute(
                     f"UPDATE messages SET block_id=? WHERE ns=? AND seq IN ({','.join('?' * len(seqs))})",

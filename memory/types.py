@@ -42,6 +42,7 @@ class MemorySettings:
     window_weight: float = 0.5
     window_weight2: float = 0.25
     block_weight: float = 0.3
+    piece_weight: float = 0.5
     time_boost: float = 1.0
     speaker_boost: float = 0.2
     speaker_terms: bool = False

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AIMessage, HumanMessage
 
 from memory import BlockMemory
@@ -176,3 +177,51 @@ def test_blocks_stored_before_per_message_terms_are_found_whole(tmp_path):
     assert hits[0].message_ids == hits[0].metadata["block_message_ids"]
     assert hits[0].text.count("\n") == len(hits[0].message_ids) - 1
     again.close()
+
+
+class _Concepts(Embeddings):
+    """A toy embedder that knows a few concepts by their words (what MiniLM does for paraphrases)."""
+
+    CONCEPTS = (
+        ("travel", "trip", "got back", "holiday", "flew"),
+        ("weather", "rain", "sunny"),
+        ("coffee", "espresso"),
+        ("football", "match", "game"),
+    )
+
+    def _vec(self, text: str) -> list[float]:
+        low = text.lower()
+        return [0.05] + [float(sum(w in low for w in words)) for words in self.CONCEPTS]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """One vector per text."""
+        return [self._vec(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        """The query's vector."""
+        return self._vec(text)
+
+
+def test_each_message_is_scored_by_its_own_closure_vector_not_only_its_blocks(tmp_path):
+    """The closure that answers ranks first inside its block, though it shares no word with the question."""
+    talk = [
+        ("Did you see the match yesterday?", "Yes, what a game."),
+        ("It was so sunny today.", "No rain here either."),
+        ("I need an espresso.", "Coffee sounds good."),
+        ("I just flew back from Lisbon.", "Oh nice, how long were you away?"),
+    ]
+    msgs = []
+    for i, (q, a) in enumerate(talk):
+        msgs.append(HumanMessage(q, id=f"q{i}", name="Maya", additional_kwargs=_at(i)))
+        msgs.append(AIMessage(a, id=f"a{i}", name="Tom", additional_kwargs=_at(i + 0.5)))
+    for weight, first in ((0.5, "q3"), (0.0, "q0")):
+        memory = BlockMemory(tmp_path / str(weight), _Concepts(), piece_weight=weight, merge_threshold=-1.0)
+        memory.add_messages("ns", msgs)
+        memory.flush("ns")
+        assert len(memory.list_blocks("ns")) == 1  # one block: its vector is the mean of all four topics
+        hits = memory.search("ns", "Where did Maya go on holiday?", 3)
+        assert hits[0].message_ids == [first]  # without closure vectors the block's order decides
+        memory.close()
+    reopened = BlockMemory(tmp_path / "0.5", _Concepts())
+    assert reopened.search("ns", "Where did Maya go on holiday?", 1)[0].message_ids == ["q3"]
+    reopened.close()
