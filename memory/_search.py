@@ -82,35 +82,6 @@ def _cosines(light: dict[Key, dict[str, Any]], vec: np.ndarray | None) -> dict[K
     return dict(zip(keys, _cos([light[k]["vec"] for k in keys], vec), strict=True)) if keys else {}
 
 
-def _message_cosines(light: dict[Key, dict[str, Any]], vec: np.ndarray | None) -> dict[Key, list[float]]:
-    """Per block, the cosine of each message's closure vector with the query's (one matrix product).
-
-    A block's vector averages its closures, so it barely separates the one closure that answers
-    from the small talk around it; each closure's own vector was computed at ingestion and kept.
-    Blocks stored before closure vectors were kept are absent (their block cosine stands in).
-    """
-    if vec is None:
-        return {}
-    keys, blobs = [], []
-    for key, row in light.items():
-        sizes, blob = row["sizes"], row["pvecs"]
-        if sizes and blob is not None and len(blob) == 4 * len(vec) * len(sizes):
-            keys.append(key)
-            blobs.append(blob)
-    if not keys:
-        return {}
-    values = _cos(blobs, vec)
-    out: dict[Key, list[float]] = {}
-    start = 0
-    for key in keys:
-        sizes = light[key]["sizes"]
-        out[key] = [
-            c for c, n in zip(values[start : start + len(sizes)], sizes, strict=True) for _ in range(n)
-        ]
-        start += len(sizes)
-    return out
-
-
 class SearchMixin:
     """The search method of `BlockMemory`."""
 
@@ -179,8 +150,22 @@ class SearchMixin:
                 with state.lock:
                     in_span.update((ns, u) for u, at in state.unit_at.items() if span[0] <= at < span[1])
         vec, cosines = vectors.result() if vectors is not None else (None, {})
+        closure_scores: dict[str, np.ndarray] = {}
+        near: set[tuple[str, Unit]] = set()  # messages of the closures nearest by vector
+        if vec is not None and settings.piece_weight > 0:
+            for ns, state in states.items():
+                with state.lock:
+                    scores = state.closures.scores(vec)
+                    if scores is None:
+                        continue
+                    closure_scores[ns] = scores
+                    allowed = (
+                        None if todo_id is None else {b for b, t in state.todo_of.items() if t == todo_id}
+                    )
+                    for bid, piece in state.closures.nearest(scores, settings.candidates, allowed):
+                        near.update((ns, (bid, i)) for i in state.closures.messages_of(bid, piece))
         blocks = {(ns, u[0]) for ns, u in lexical} | {(ns, u[0]) for ns, u in in_span}
-        blocks |= set(cosines)
+        blocks |= set(cosines) | {(ns, u[0]) for ns, u in near}
         for key in block_bm25:  # otherwise a block only in block_bm25 has no candidate message
             state = states[key[0]]
             with state.lock:
@@ -192,7 +177,6 @@ class SearchMixin:
         beta = settings.block_weight
         cands: list[Candidate] = []
         exact = _cosines(light, vec)
-        per_message = _message_cosines(light, vec)
         alpha = settings.piece_weight
         for key, row in light.items():
             if row["source_ns"] == namespace:
@@ -205,11 +189,18 @@ class SearchMixin:
                     (u, state.unit_at.get(u), state.unit_name.get(u, ""))
                     for u in state.units_of.get(key[1], [])
                 ]
-            pieces = per_message.get(key)
+                scores = closure_scores.get(key[0])
+                pieces = None if scores is None else state.closures.per_message(key[1], scores)
             for unit, at, who in units:
                 lex = lexical.get((key[0], unit), 0.0)
                 legacy = unit[1] < 0 and key in block_bm25  # a block stored before per-message terms
-                if not lex and not legacy and key not in cosines and (key[0], unit) not in in_span:
+                if (
+                    not lex
+                    and not legacy
+                    and key not in cosines
+                    and (key[0], unit) not in in_span
+                    and (key[0], unit) not in near
+                ):
                     continue  # neither this message nor a vector-near block matched
                 when = at or row["last_at"]
                 inside = span is not None and span[0] <= when < span[1]
@@ -237,15 +228,13 @@ class SearchMixin:
             for start in range(0, len(bids), 500):
                 chunk = bids[start : start + 500]
                 rows = self._store.query(
-                    "SELECT block_id, seq, tags, last_at, vec, json_extract(extra, '$.source_ns'), pvecs,"
-                    " json_extract(extra, '$.piece_sizes') FROM blocks"
+                    "SELECT block_id, seq, tags, last_at, vec, json_extract(extra, '$.source_ns') FROM blocks"
                     f" WHERE ns=? AND block_id IN ({','.join('?' * len(chunk))})",
                     (ns, *chunk),
                 )
-                for bid, seq, tags, last_at, vec, source, pvecs, sizes in rows:
+                for bid, seq, tags, last_at, vec, source in rows:
                     out[(ns, bid)] = {"seq": seq, "tags": json.loads(tags) if tags != "[]" else [],
-                                      "last_at": last_at, "vec": vec, "source_ns": source, "pvecs": pvecs,
-                                      "sizes": json.loads(sizes) if sizes else []}  # fmt: skip
+                                      "last_at": last_at, "vec": vec, "source_ns": source}  # fmt: skip
         return out
 
     def _hits(self, top: list[Candidate]) -> list[BlockHit]:

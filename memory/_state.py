@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from langchain_core.messages import messages_from_dict
 
+from memory._closures import ClosureVectors
 from memory._store import Store
 from memory.bm25 import IncrementalBM25
 from memory.chunker import Entry, Tail
@@ -77,6 +78,7 @@ class NamespaceState:
     seq_unit: dict[int, Unit] = field(default_factory=dict)
     unit_name: dict[Unit, str] = field(default_factory=dict)  # speaker name, lower case
     speakers: Counter[str] = field(default_factory=Counter)  # speaker name -> messages
+    closures: ClosureVectors = field(default_factory=ClosureVectors)  # closure vectors (`memory._closures`)
     lock: threading.RLock = field(default_factory=threading.RLock)
     # What the rows looked like when this state was last known current (see `fingerprint`), and
     # the store's data_version then: another process's writes change one or both.
@@ -90,13 +92,22 @@ class NamespaceState:
             if name not in ("lock", "vectors_seen"):
                 setattr(self, name, getattr(fresh, name))
 
-    def index(self, block_id: str, stored: list | dict) -> None:
+    def index(
+        self,
+        block_id: str,
+        stored: list | dict,
+        closure_vecs: bytes | list[float] | None = None,
+        closure_sizes: list[int] | None = None,
+    ) -> None:
         """(Re)index a block: one BM25 document per closure and one per message (`block_terms`).
 
         A block scores as its best closure: a long block is not diluted by its other turns. Older
-        stores kept no per-message terms; their blocks become one unit `(block_id, -1)`.
+        stores kept no per-message terms; their blocks become one unit `(block_id, -1)`. The
+        closures' vectors (one after another) and their sizes in messages go to `closures`.
         """
         self.unindex(block_id)
+        if closure_sizes and isinstance(stored, dict) and sum(closure_sizes) == len(stored["messages"]):
+            self.closures.add(block_id, closure_vecs, closure_sizes)
         pieces = piece_terms(stored)
         for i, terms in enumerate(pieces):
             self.bm25.add((block_id, i), terms)
@@ -118,7 +129,8 @@ class NamespaceState:
         self.units_of[block_id] = units
 
     def unindex(self, block_id: str) -> None:
-        """Drop a block's closures and messages from BM25."""
+        """Drop a block's closures and messages from BM25 and its closure vectors."""
+        self.closures.remove(block_id)
         for i in range(self.pieces_of.pop(block_id, 0)):
             self.bm25.remove((block_id, i))
         for unit in self.units_of.pop(block_id, []):
@@ -206,12 +218,13 @@ def load_state(store: Store, namespace: str) -> NamespaceState:
     state.newest_at = float(top[1] or 0.0)
     state.pending = _entries(store, "ns=? AND block_id IS NULL", (namespace,))
     rows = store.query(
-        "SELECT block_id, todo_id, seq, terms, last_at FROM blocks WHERE ns=? ORDER BY seq",
+        "SELECT block_id, todo_id, seq, terms, last_at, pvecs, json_extract(extra, '$.piece_sizes')"
+        " FROM blocks WHERE ns=? ORDER BY seq",
         (namespace,),
     )
-    for block_id, todo_id, seq, terms, last_at in rows:
+    for block_id, todo_id, seq, terms, last_at, pvecs, sizes in rows:
         state.todo_of[block_id] = todo_id
-        state.index(block_id, json.loads(terms))
+        state.index(block_id, json.loads(terms), pvecs, json.loads(sizes) if sizes else None)
         state.next_block = max(state.next_block, int(seq) + 1)
         state.newest_at = max(state.newest_at, float(last_at))
     last = store.blocks("ns=? AND kind='block'", (namespace,), order="seq DESC LIMIT 1")

@@ -322,7 +322,7 @@ class BlockMemory(ReadingMixin):
                     (row["block_id"], namespace, *seqs),
                 )
         for row in rows:
-            state.index(row["block_id"], row["terms"])
+            state.index(row["block_id"], row["terms"], row.get("pvecs"), row["extra"].get("piece_sizes"))
             state.todo_of[row["block_id"]] = row["todo_id"]
             state.newest_at = max(state.newest_at, row["last_at"])
         self._vectors.upsert(namespace, [(r["block_id"], r["todo_id"], r["vec"]) for r in rows])

@@ -42,6 +42,7 @@ def test_long_multi_session_with_every_question_kind_and_real_evidence(lang):
         "multi_hop",
         "multi_session",
         "temporal",
+        "paraphrase",
     }
     for q in conv.questions:
         assert q.evidence and set(q.evidence) <= set(ids)
@@ -59,3 +60,21 @@ def test_dev_and_test_splits_never_share_a_conversation():
     assert [c.seed for c in conversations("zh", "test", 2)] == [1000, 1001]
     with pytest.raises(ValueError, match="dev"):
         conversations("en", "train", 1)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_paraphrase_questions_share_no_word_with_their_answer_and_version_1_is_the_first_generator(lang):
+    from memory.text import search_terms
+
+    conv = conversation(lang, 0)
+    by_id = {str(m.id): str(m.content) for m in conv.messages}
+    names = {str(m.name).lower() for m in conv.messages}
+    para = [q for q in conv.questions if q.kind == "paraphrase"]
+    assert len(para) >= 6
+    for q in para:
+        asked = set(search_terms(q.text)) - names
+        said = {t for e in q.evidence for t in search_terms(by_id[e])}
+        assert not asked & said - {"叫"}, q.text  # 叫 ("called") is the one word Chinese shares
+    first = conversation(lang, 0, version=1)
+    assert "paraphrase" not in {q.kind for q in first.questions}
+    assert len({str(m.content) for m in first.messages} & set(by_id.values())) < len(first.messages) / 2
