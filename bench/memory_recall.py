@@ -44,7 +44,7 @@ from memory.metadata import message_line
 from memory.text import search_terms
 from memory.tokens import count_tokens
 
-KS = (5, 10, 20, 50, 70)
+KS = (5, 10, 20, 50, 70, 90)
 
 
 class QueryCache(Embeddings):

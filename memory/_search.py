@@ -82,6 +82,13 @@ def _cosines(light: dict[Key, dict[str, Any]], vec: np.ndarray | None) -> dict[K
     return dict(zip(keys, _cos([light[k]["vec"] for k in keys], vec), strict=True)) if keys else {}
 
 
+def _content_prior(state: NamespaceState, unit: Unit, c: float) -> float:
+    """The prior n / (n + c) of a message of n content terms ("No way." shares its closure's vector)."""
+    with state.lock:
+        n = sum(state.units.terms_of(unit).values())
+    return n / (n + c)
+
+
 class SearchMixin:
     """The search method of `BlockMemory`."""
 
@@ -211,6 +218,8 @@ class SearchMixin:
                     unit_cos = (1 - alpha) * cos + alpha * pieces[unit[1]]
                 else:
                     unit_cos = cos
+                if settings.short_prior > 0:  # "No way." shares its closure's vector but answers nothing
+                    unit_cos *= _content_prior(state, unit, settings.short_prior)
                 cands.append(Candidate(
                     key[0], key[1], unit=unit[1], bm25=(1 - beta) * lex / lex_best + from_block, cosine=unit_cos,
                     last_at=row["last_at"], seq=row["seq"], tags=row["tags"], factor=factor,

@@ -43,6 +43,7 @@ class MemorySettings:
     window_weight2: float = 0.25
     block_weight: float = 0.3
     piece_weight: float = 0.5
+    short_prior: float = 0.0
     time_boost: float = 1.0
     speaker_boost: float = 0.2
     speaker_terms: bool = False
