@@ -5,7 +5,7 @@ the blocks nearest by vector, and the messages inside a time span the question n
 (`memory.when`). Each is scored by `memory.scoring.rank` with
 
     bm25   = (1 − block_weight)·windowed BM25 / best + block_weight·its block's best closure / best
-    cosine = its block's vector against the query's
+    cosine = (1 − piece_weight)·its block's cosine + piece_weight·its closure's (`memory._closures`)
     factor = (1 + time_boost if inside the named span) × (1 + speaker_boost if its speaker is named)
 
 The query embedding and the vector query run in a second thread while BM25 scores, so a search
@@ -157,22 +157,8 @@ class SearchMixin:
                 with state.lock:
                     in_span.update((ns, u) for u, at in state.unit_at.items() if span[0] <= at < span[1])
         vec, cosines = vectors.result() if vectors is not None else (None, {})
-        closure_scores: dict[str, np.ndarray] = {}
-        near: set[tuple[str, Unit]] = set()  # messages of the closures nearest by vector
-        if vec is not None and settings.piece_weight > 0:
-            for ns, state in states.items():
-                with state.lock:
-                    scores = state.closures.scores(vec)
-                    if scores is None:
-                        continue
-                    closure_scores[ns] = scores
-                    allowed = (
-                        None if todo_id is None else {b for b, t in state.todo_of.items() if t == todo_id}
-                    )
-                    for bid, piece in state.closures.nearest(scores, settings.candidates, allowed):
-                        near.update((ns, (bid, i)) for i in state.closures.messages_of(bid, piece))
         blocks = {(ns, u[0]) for ns, u in lexical} | {(ns, u[0]) for ns, u in in_span}
-        blocks |= set(cosines) | {(ns, u[0]) for ns, u in near}
+        blocks |= set(cosines)
         for key in block_bm25:  # otherwise a block only in block_bm25 has no candidate message
             state = states[key[0]]
             with state.lock:
@@ -185,6 +171,12 @@ class SearchMixin:
         cands: list[Candidate] = []
         exact = _cosines(light, vec)
         alpha = settings.piece_weight
+        per_message: dict[Key, list[float]] = {}  # each message's closure cosine
+        if vec is not None and alpha > 0:
+            for ns, state in states.items():
+                with state.lock:
+                    found_cos = state.closures.per_message([b for n, b in light if n == ns], vec)
+                per_message.update(((ns, b), v) for b, v in found_cos.items())
         for key, row in light.items():
             if row["source_ns"] == namespace:
                 continue  # a long-term copy of a block already here
@@ -196,18 +188,11 @@ class SearchMixin:
                     (u, state.unit_at.get(u), state.unit_name.get(u, ""))
                     for u in state.units_of.get(key[1], [])
                 ]
-                scores = closure_scores.get(key[0])
-                pieces = None if scores is None else state.closures.per_message(key[1], scores)
+            pieces = per_message.get(key)
             for unit, at, who in units:
                 lex = lexical.get((key[0], unit), 0.0)
                 legacy = unit[1] < 0 and key in block_bm25  # a block stored before per-message terms
-                if (
-                    not lex
-                    and not legacy
-                    and key not in cosines
-                    and (key[0], unit) not in in_span
-                    and (key[0], unit) not in near
-                ):
+                if not lex and not legacy and key not in cosines and (key[0], unit) not in in_span:
                     continue  # neither this message nor a vector-near block matched
                 when = at or row["last_at"]
                 inside = span is not None and span[0] <= when < span[1]
