@@ -43,7 +43,7 @@ class ClosureVectors:
         if self.count and vecs.shape[1] != self.matrix.shape[1]:
             return  # another embedder's dimension: the block keeps its block cosine only
         norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-        vecs = vecs / np.where(norms > 0, norms, 1.0)
+        vecs = (vecs / np.where(norms > 0, norms, 1.0)).astype(np.float32)
         if self.count + len(vecs) > len(self.matrix) or self.matrix.shape[1] != vecs.shape[1]:
             grown = np.zeros((max(64, 2 * (self.count + len(vecs))), vecs.shape[1]), dtype=np.float32)
             if self.count:
