@@ -225,3 +225,22 @@ def test_each_message_is_scored_by_its_own_closure_vector_not_only_its_blocks(tm
     reopened = BlockMemory(tmp_path / "0.5", _Concepts())
     assert reopened.search("ns", "Where did Maya go on holiday?", 1)[0].message_ids == ["q3"]
     reopened.close()
+
+
+def test_a_store_written_before_closure_vectors_opens_and_searches(tmp_path):
+    """Older stores have no `pvecs` column: it is added on open; their blocks keep the block cosine."""
+    import sqlite3
+
+    msgs = _chat(6)
+    memory = BlockMemory(tmp_path, _Concepts())
+    memory.add_messages("ns", msgs[:8])
+    memory.flush("ns")
+    memory.close()
+    with sqlite3.connect(tmp_path / "memory.sqlite3") as conn:
+        conn.execute("ALTER TABLE blocks DROP COLUMN pvecs")
+    reopened = BlockMemory(tmp_path, _Concepts())
+    assert [h.message_ids for h in reopened.search("ns", "inverter marker2a", 1)] == [["a2"]]
+    reopened.add_messages("ns", msgs[8:])
+    reopened.flush("ns")
+    assert [h.message_ids for h in reopened.search("ns", "inverter marker5q", 1)] == [["q5"]]
+    reopened.close()
