@@ -244,3 +244,22 @@ def test_a_store_written_before_closure_vectors_opens_and_searches(tmp_path):
     reopened.flush("ns")
     assert [h.message_ids for h in reopened.search("ns", "inverter marker5q", 1)] == [["q5"]]
     reopened.close()
+
+
+def test_closure_vectors_survive_rewrites_and_compaction():
+    """The newest block is rewritten as it grows; its retired rows never leak into a cosine."""
+    import numpy as np
+
+    from memory._closures import ClosureVectors
+
+    index = ClosureVectors()
+    unit = np.eye(4, dtype=np.float32)
+    for i in range(300):  # every rewrite retires the previous rows; compaction runs on the way
+        index.add("b_tail", unit[: 1 + i % 4].ravel().tolist(), [2] * (1 + i % 4))
+        index.add(f"b_{i}", (2 * unit[i % 4]).tolist(), [1])
+    assert index.count < 2 * index.live + 256
+    got = index.per_message(["b_tail", "b_7", "missing"], np.array([0, 0, 0, 3.0], dtype=np.float32))
+    assert got["b_tail"] == [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0]  # 4 closures of 2 messages
+    assert got["b_7"] == [1.0] and "missing" not in got
+    index.remove("b_tail")
+    assert "b_tail" not in index.per_message(["b_tail"], np.ones(4, dtype=np.float32))
