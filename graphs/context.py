@@ -46,8 +46,39 @@ class Context:
     model_timeout: float = field(
         default_factory=lambda: float(os.environ.get("PLANGRAPH_MODEL_TIMEOUT", "60")),
         metadata={
-            "description": "Seconds before a model request is abandoned (env PLANGRAPH_MODEL_TIMEOUT)."
+            "description": "Wall-clock seconds one model call may take, streaming included; keep-alive pings "
+            "do not extend it; a cut call is not retried (env PLANGRAPH_MODEL_TIMEOUT). Model planning gets "
+            "this much in all its rounds together."
         },
+    )
+    model_context: int = field(
+        default_factory=lambda: int(os.environ.get("PLANGRAPH_MODEL_CONTEXT", "0")),
+        metadata={
+            "description": "The model's context window in tokens (env PLANGRAPH_MODEL_CONTEXT); every request "
+            "(prompt, tool schemas, output bound) is fitted into it. 0 = what the server's /v1/models reports, "
+            "else 4096."
+        },
+    )
+    model_max_tokens_plan: int = field(
+        default_factory=lambda: int(os.environ.get("PLANGRAPH_MODEL_MAX_TOKENS_PLAN", "600")),
+        metadata={"description": "Output bound of a planning call (env PLANGRAPH_MODEL_MAX_TOKENS_PLAN)."},
+    )
+    model_max_tokens_step: int = field(
+        default_factory=lambda: int(os.environ.get("PLANGRAPH_MODEL_MAX_TOKENS_STEP", "500")),
+        metadata={
+            "description": "Output bound of a sub-agent's call: field extraction, knowledge answer, plan "
+            "reflection (env PLANGRAPH_MODEL_MAX_TOKENS_STEP)."
+        },
+    )
+    model_max_tokens_summary: int = field(
+        default_factory=lambda: int(os.environ.get("PLANGRAPH_MODEL_MAX_TOKENS_SUMMARY", "500")),
+        metadata={
+            "description": "Output bound of the final summary (env PLANGRAPH_MODEL_MAX_TOKENS_SUMMARY)."
+        },
+    )
+    model_max_tokens_gist: int = field(
+        default_factory=lambda: int(os.environ.get("PLANGRAPH_MODEL_MAX_TOKENS_GIST", "80")),
+        metadata={"description": "Output bound of a block gist (env PLANGRAPH_MODEL_MAX_TOKENS_GIST)."},
     )
 
     state_messages: int = field(
@@ -113,6 +144,10 @@ class Context:
             "shipped ones (env PLANGRAPH_PV_DATA)."
         },
     )
+
+    def max_tokens(self, kind: str) -> int:
+        """The output bound of a kind of model call: "plan", "step", "summary" or "gist"."""
+        return int(getattr(self, f"model_max_tokens_{kind}"))
 
     @property
     def data_path(self) -> Path:

@@ -25,6 +25,7 @@ from tools.results import ResultsIndex
 
 if TYPE_CHECKING:
     from tools.kb.index import KnowledgeIndex
+    from tools.model.wire import Endpoint
 
 __all__ = ["ServiceHub", "chat_model", "embeddings_for"]
 
@@ -34,20 +35,33 @@ def embeddings_for(ctx: Context) -> Embeddings:
     return make_embeddings(ctx.embeddings, ctx.embeddings_model, ctx.model_base_url, model_api_key())
 
 
-def chat_model(ctx: Context) -> BaseChatModel | None:
-    """ChatOpenAI for `ctx.model` at `ctx.model_base_url`, or None offline."""
+def chat_model(ctx: Context, kind: str = "step", endpoint: Endpoint | None = None) -> BaseChatModel | None:
+    """The chat model for `kind` of call at `ctx.model_base_url` (`tools.model.WireChatOpenAI`), or None offline.
+
+    Its output bound is `ctx.max_tokens(kind)`, its whole-call deadline `ctx.model_timeout`; requests are
+    fitted into `endpoint`'s window (`ctx.model_context`, else what the server reports).
+    """
     if not ctx.model:
         return None
-    from langchain_openai import ChatOpenAI
+    import httpx
 
-    return ChatOpenAI(
+    from tools.model.wire import DeadlineTransport, Endpoint, WireChatOpenAI
+
+    key = model_api_key() or "not-needed"
+    if endpoint is None:
+        endpoint = Endpoint(ctx.model_base_url, ctx.model, key, ctx.model_context)
+    return WireChatOpenAI(
         model=ctx.model,
-        api_key=model_api_key() or "not-needed",  # type: ignore[arg-type]
+        api_key=key,  # type: ignore[arg-type]
         base_url=ctx.model_base_url or None,
         timeout=ctx.model_timeout,
-        max_retries=1,
+        max_retries=0,  # one HTTP request per call: the nodes' RETRY_POLICY decides about another
         streaming=True,
         stream_usage=True,
+        max_tokens=ctx.max_tokens(kind),  # type: ignore[call-arg]
+        http_client=httpx.Client(transport=DeadlineTransport(ctx.model_timeout)),
+        deadline=ctx.model_timeout,
+        endpoint=endpoint,
     )
 
 
@@ -66,8 +80,20 @@ class ServiceHub:
             memory=self.memory(ctx),
             plans=self._shared(("plans", root), lambda: PlanStore(root / "plans.sqlite")),
             results_index=self._shared(("results", root), lambda: ResultsIndex(root / "results.sqlite")),
-            model=chat_model(ctx),
+            model=chat_model(ctx, "step", self.endpoint(ctx)),
             knowledge=lambda: self.knowledge(ctx),
+            models=lambda kind: chat_model(ctx, kind, self.endpoint(ctx)),
+        )
+
+    def endpoint(self, ctx: Context) -> Endpoint | None:
+        """What is learned about the model endpoint (window, token counts), shared by the runs it serves."""
+        if not ctx.model:
+            return None
+        from tools.model.wire import Endpoint
+
+        key = ("endpoint", ctx.model_base_url, ctx.model, ctx.model_context)
+        return self._shared(
+            key, lambda: Endpoint(ctx.model_base_url, ctx.model, model_api_key(), ctx.model_context)
         )
 
     def memory(self, ctx: Context) -> BlockMemory:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
@@ -11,6 +12,8 @@ from graphs.context import Context, resolve_context
 from graphs.state import State
 from nodes.kit.services import ServicesFactory
 from tools.contracts import ExecutionPlan, artifacts_of
+from tools.faults import MODEL_ERRORS
+from tools.model.checks import computed_numbers, unsupported_claims
 
 __all__ = ["FINALIZER_PROMPT", "make_finalizer", "template_summary"]
 
@@ -78,6 +81,32 @@ def template_summary(plan: ExecutionPlan) -> str:
     return "\n".join(lines)
 
 
+def _model_summary(model: BaseChatModel, plan: ExecutionPlan, fallback: str) -> str:
+    """The model's summary when every figure and file in it is a computed one, else `fallback`.
+
+    The model's text is not streamed: it is checked first (tools.model.checks), and a summary the
+    results do not support, or a failed model call, leaves the deterministic summary.
+    """
+    from nodes.model_planner import stream_model
+
+    try:
+        reply = stream_model(model, [SystemMessage(content=FINALIZER_PROMPT), HumanMessage(content=fallback)])
+    except MODEL_ERRORS as error:
+        log.warning(
+            "model summary failed (%s: %s); using the deterministic summary", type(error).__name__, error
+        )
+        return fallback
+    text = reply.text.strip()
+    computed = computed_numbers(fallback, [s["result"]["context"] for s in plan["steps"] if s["result"]])
+    problems = unsupported_claims(text, computed, artifacts_of(plan)) if text else ["empty"]
+    if problems:
+        log.warning("model summary not used: unsupported %s; using the deterministic summary", problems[:5])
+        return fallback
+    notice = str(plan["context"].get("notice") or "")
+    # the user is told how the plan was made, whatever the model wrote
+    return f"{notice}\n{text}" if notice and notice not in text else text
+
+
 def make_finalizer(services: ServicesFactory):  # noqa: ANN201 - a LangGraph node
     """The finalizer node."""
 
@@ -95,22 +124,10 @@ def _finalize(state: State, runtime: Runtime[Context], services: ServicesFactory
     svc = services(resolve_context(runtime.context))
     ctx = svc.ctx
     summary = template_summary(plan)
-    model = svc.model
+    model = svc.model_for("summary")
     if model is not None:
-        from nodes.model_planner import stream_model
-
-        reply = stream_model(
-            model,
-            [SystemMessage(content=FINALIZER_PROMPT), HumanMessage(content=summary)],
-            lambda text: runtime.stream_writer({"index": -1, "content": text}),
-        )
-        summary = reply.text or summary
-        notice = str(plan["context"].get("notice") or "")
-        # the user is told how the plan was made, whatever the model wrote
-        if notice and notice not in summary:
-            summary = f"{notice}\n{summary}"
-    else:
-        runtime.stream_writer({"index": -1, "content": summary})
+        summary = _model_summary(model, plan, summary)
+    runtime.stream_writer({"index": -1, "content": summary})
     status = "failed" if any(s["status"] == "failed" for s in plan["steps"]) else "completed"
     svc.plans.save(plan, user_id=ctx.user_id, conversation_id=ctx.conversation_id, status=status)
     log.info("plan %s finished: %s", plan["planId"], status)

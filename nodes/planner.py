@@ -135,7 +135,7 @@ def _plan(
         from nodes.model_planner import PlanningFailedError, plan_with_model
 
         try:
-            steps, note = plan_with_model(query, svc, runtime.stream_writer, specs, state.get("window"))
+            steps, note = plan_with_model(query, svc, specs, state.get("window"))
             lang = language(query)
         except PlanningFailedError as error:  # the offline planner plans the request, and the user is told
             log.warning("model planning failed for %r: %s; planning offline", query[:80], error)
@@ -152,6 +152,8 @@ def _plan(
         steps, note, lang = found.steps, found.note, found.lang
     plan = new_plan(query, validate_steps(steps, specs))
     plan["context"]["lang"] = lang
+    if found is None:  # the model wrote the requirements: they carry no user parameters (StepContext.texts)
+        plan["context"]["requirements_by"] = "model"
     if notice:
         plan["context"]["notice"] = notice
         runtime.stream_writer({"index": -1, "content": notice})

@@ -77,7 +77,7 @@ def _remember_answer(state: State, svc: RunServices) -> dict:
 
 def _summarize_blocks(svc: RunServices, state: State) -> None:
     """Model-written gists for the newest finished blocks of the planner and this plan's agents."""
-    model = svc.model
+    model = svc.model_for("gist")
     if model is None:
         return
     plan = state.get("plan")

@@ -44,7 +44,13 @@ from plangraph.errors import (
 )
 from plangraph.turn_lock import TurnLocks, check_data_dir, turn_locks_for
 from tools.contracts import artifacts_of
-from tools.faults import TRANSIENT_ERRORS, is_service_fault, storage_fault_kind
+from tools.faults import (
+    TRANSIENT_ERRORS,
+    ModelFaultError,
+    ModelRejectedError,
+    is_service_fault,
+    storage_fault_kind,
+)
 
 __all__ = [
     "CLI_ADVICE",
@@ -382,6 +388,14 @@ class PlanRunner:
         """Turn a failed service into a UserFacingError that says how to continue; state is kept."""
         try:
             yield
+        except ModelRejectedError as error:  # a 4xx, quoted and named (tools.model.wire.describe_rejection)
+            raise ServiceUnavailableError(
+                f"{error}。进度已保存，修正后{self._resume_later()}。", exit_code=1
+            ) from None
+        except ModelFaultError as error:  # empty stream, garbage body, cut at the deadline
+            raise ServiceUnavailableError(
+                f"模型服务出错：{error}。进度已保存，服务恢复后{self._resume_later()}。", exit_code=1
+            ) from None
         except VectorStoreError as error:
             raise UserFacingError(str(error), exit_code=1) from None
         except openai.APIStatusError as error:

@@ -1,9 +1,13 @@
 """Which failures are worth another attempt, in one place for every node, tool and entry point.
 
-Transient faults (the network, the model endpoint's 5xx and rate limits, a timeout) are retried by
-the nodes' `RETRY_POLICY` and, when they persist, leave the run resumable at its last checkpoint.
-`MODEL_ERRORS` adds the model's 4xx answers: code that can go on without the model (field
-extraction, gists) catches these and keeps its deterministic result.
+Transient faults (the network, the model endpoint's 5xx and rate limits, a timeout, an empty or
+garbled model answer) are retried by the nodes' `RETRY_POLICY` and, when they persist, leave the
+run resumable at its last checkpoint. Two of them stop the run without another attempt
+(`retryable`): a model call cut at its wall-clock deadline (`ModelDeadlineError`: it already took
+the whole `PLANGRAPH_MODEL_TIMEOUT`, a retry would double the wait) and a refusal
+(`ModelRejectedError`, a 4xx: the same request is refused again). `MODEL_ERRORS` adds every other
+HTTP status error: code that can go on without the model (field extraction, gists, summaries)
+catches these and keeps its deterministic result.
 
 `is_service_fault(error)` says whether a failure is the fault of a service the run depends on — the
 model, a database, the disk, the vector store — rather than of our code: a full or read-only disk,
@@ -27,8 +31,46 @@ from langgraph.types import RetryPolicy
 
 from memory.vectors import VectorStoreError
 
-__all__ = ["MODEL_ERRORS", "RETRY_POLICY", "TRANSIENT_ERRORS", "is_service_fault", "storage_fault_kind"]
+__all__ = [
+    "MODEL_ERRORS",
+    "RETRY_POLICY",
+    "TRANSIENT_ERRORS",
+    "ModelDeadlineError",
+    "ModelFaultError",
+    "ModelRejectedError",
+    "is_service_fault",
+    "retryable",
+    "storage_fault_kind",
+]
 
+
+class ModelFaultError(RuntimeError):
+    """The model endpoint answered nothing usable: an empty stream or a body that is not the API's JSON.
+
+    The message says what came back and what to do; the run stays resumable.
+    """
+
+
+class ModelDeadlineError(ModelFaultError, TimeoutError):
+    """A model call (connect, wait and the whole streamed answer) ran past its wall-clock deadline and was cut."""
+
+
+class ModelRejectedError(RuntimeError):
+    """The model endpoint refused the request (HTTP 4xx); the message quotes the server and says what to do.
+
+    `kind` names the cause when the server's status or error code tells it: "overflow" (the request
+    does not fit the context window), "unknown_model", "bad_key", else "rejected".
+    """
+
+    def __init__(self, message: str, kind: str = "rejected", status: int | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+
+
+# A service failed: the node re-raises (its step is not marked failed) and the run stops resumably at
+# its last checkpoint. `retryable` says which of these are worth another attempt first: not a
+# refusal (the same request is refused again) and not a call already cut at its deadline.
 TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
     ConnectionError,
     TimeoutError,
@@ -36,6 +78,8 @@ TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
     openai.APIConnectionError,
     openai.RateLimitError,
     openai.InternalServerError,
+    ModelFaultError,
+    ModelRejectedError,
 )
 
 # Every way a model call can fail without it being our bug: transient faults, HTTP status errors
@@ -47,7 +91,15 @@ MODEL_ERRORS: tuple[type[Exception], ...] = (
     ModelError,
 )
 
-RETRY_POLICY = RetryPolicy(max_attempts=3, initial_interval=0.5, max_interval=5.0, retry_on=TRANSIENT_ERRORS)
+
+def retryable(error: BaseException) -> bool:
+    """Whether a node that raised `error` runs again: transient faults, except a cut call or a refusal."""
+    return isinstance(error, TRANSIENT_ERRORS) and not isinstance(
+        error, ModelDeadlineError | ModelRejectedError
+    )
+
+
+RETRY_POLICY = RetryPolicy(max_attempts=3, initial_interval=0.5, max_interval=5.0, retry_on=retryable)
 
 # SQLite primary result codes that describe the file or the disk, not the SQL we sent.
 _SQLITE_STORAGE_CODES = {

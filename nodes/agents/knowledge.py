@@ -8,6 +8,7 @@ searched. Documents: the shipped `tools/kb/docs/` plus the folders of `Context.k
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from nodes.kit.registry import AgentSpec, InputField
@@ -17,8 +18,11 @@ from tools.kb.answer import answer_with_model, cite_sources, extractive_answer, 
 from tools.kb.corpus import SHIPPED_KB_DIR, read_document, scan_documents
 from tools.kb.index import IndexReport, KnowledgeIndex
 from tools.kb.search import KbHit
+from tools.kb.support import answer_support
 
 __all__ = ["AGENT", "ANSWER", "run"]
+
+log = logging.getLogger("plangraph.knowledge")
 
 ANSWER = "kb_answer"  # results-index kind of an answer (question, citations)
 MAX_SOURCES = 3
@@ -111,7 +115,14 @@ def _compose(
             return not_found_answer(question, terms, index.size, ctx.language), []
         if answered is not None:
             text, cited = answered
-            return f"{text}\n\n{cite_sources(sources, ctx.language)}", cited
+            # a cited [n] is not enough: the sentences must say what the cited passages say
+            support = answer_support(text, {n: sources[n - 1].passage.text for n in cited})
+            if support.supported:
+                return f"{text}\n\n{cite_sources(sources, ctx.language)}", cited
+            log.warning(
+                "model answer not supported by its sources (score %.2f); answering extractively",
+                support.score,
+            )
     answer = extractive_answer(question, index.term_weights(terms), sources, ctx.language)
     return answer, list(range(1, len(sources) + 1))
 

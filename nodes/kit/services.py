@@ -57,6 +57,14 @@ class RunServices:
     results_index: ResultsIndex
     model: BaseChatModel | None
     knowledge: Callable[[], KnowledgeIndex]
+    models: Callable[[str], BaseChatModel | None] | None = None
+
+    def model_for(self, kind: str) -> BaseChatModel | None:
+        """The chat model for one kind of call ("plan", "step", "summary", "gist"): its own output bound.
+
+        `model` (the step kind) when the services were built without per-kind models (tests).
+        """
+        return self.model if self.models is None else self.models(kind)
 
     def namespace(self, agent_name: str) -> str:
         """`{agent}_{user}_{conversation}`, registered to the user (its important blocks reach long-term)."""

@@ -112,8 +112,15 @@ class StepContext:
         return lang if lang in ("zh", "en") else detect_language(self.user_query)
 
     def texts(self) -> list[str]:
-        """The user's words for this step, oldest first: request, step requirement, answers."""
+        """The user's words for this step, oldest first: request, step requirement, answers.
+
+        A requirement the model wrote (plan context `requirements_by: model`) is not the user's
+        words: values in it (a model-invented "上海 1000kW") must not reach a calculation, so it is
+        left out; the user's request and answers still say everything the user said.
+        """
         answers = [str(a) for a in self.plan_context.get("answers", {}).get(str(self.seq_no), [])]
+        if self.plan_context.get("requirements_by") == "model":
+            return [self.user_query, *answers]
         return [self.user_query, self.requirement, *answers]
 
     def save_result(self, kind: str, payload: dict[str, Any], headline: dict[str, Any]) -> str:

@@ -62,6 +62,9 @@ __all__ = [
     "ScriptedToolCall",
     "count_tokens",
     "fault_delay",
+    "fault_empty_stream",
+    "fault_garbage_body",
+    "fault_keepalive_stall",
     "fault_status",
     "fault_truncated_stream",
     "hash_embedding",
@@ -94,7 +97,11 @@ class Reply:
     """One scripted answer to a chat request: content and/or tool calls, or a fault.
 
     `status` other than 200 sends `error` as the JSON body with `headers`; `delay` waits before
-    answering (to trip client timeouts); `truncated` closes the connection mid-body.
+    answering (to trip client timeouts); `truncated` closes the connection mid-body;
+    `empty_stream` answers 200 with a stream of no events (what llama_cpp.server does on a context
+    overflow); `raw_body` sends those bytes as the 200 body instead of the API's JSON; `stall`
+    keeps a stream open that long after its first chunk, sending an SSE comment (`: ping`) every
+    `ping_every` seconds, as servers' keep-alive does.
     """
 
     content: str | None = None
@@ -105,6 +112,10 @@ class Reply:
     delay: float = 0.0
     truncated: bool = False
     allow_unknown_tools: bool = False
+    empty_stream: bool = False
+    raw_body: bytes | None = None
+    stall: float = 0.0
+    ping_every: float = 0.0
 
 
 Responder = Callable[[dict[str, Any]], Reply]
@@ -172,6 +183,21 @@ def fault_status(
 def fault_delay(seconds: float, then: Reply | None = None) -> Reply:
     """Wait `seconds` before answering with `then` (an empty text by default); trips client timeouts."""
     return replace(then or reply_text(""), delay=seconds)
+
+
+def fault_empty_stream() -> Reply:
+    """HTTP 200 with a stream that carries no event at all (llama_cpp.server's answer to an overflow)."""
+    return Reply(empty_stream=True)
+
+
+def fault_garbage_body(body: bytes = b"<html><body>502 Bad Gateway</body></html>") -> Reply:
+    """HTTP 200 whose body is not the API's JSON (sent as is, streamed or not)."""
+    return Reply(raw_body=body)
+
+
+def fault_keepalive_stall(seconds: float, ping_every: float = 0.2, then: Reply | None = None) -> Reply:
+    """Start streaming `then` (a text by default), then stall `seconds` sending ``: ping`` comments."""
+    return replace(then or reply_text("好的，"), stall=seconds, ping_every=ping_every)
 
 
 def fault_truncated_stream(partial_text: str) -> Reply:
@@ -264,6 +290,12 @@ class ScriptedOpenAIServer:
     `stream_chunk_chars` is the size of each streamed text piece and tool-argument fragment;
     `prompt_counter` computes ``usage.prompt_tokens`` from the wire messages (default
     `prompt_tokens`; pass your own to match the budget counter of the code under test).
+    Like real servers: with `api_key` a request with another bearer key gets 401
+    (``invalid_api_key``); with `reject_unknown_models` a model not in `models` gets 404
+    (``model_not_found``); `context_length` is reported in ``/v1/models`` (as vLLM's
+    ``max_model_len``) and a request whose `prompt_counter` tokens plus ``max_tokens`` exceed it
+    gets llama-server's 400 (``exceed_context_size_error``, "request (N tokens) exceeds the
+    available context size (M tokens)"). Such rejections use no script item.
     """
 
     def __init__(
@@ -276,6 +308,9 @@ class ScriptedOpenAIServer:
         models: Sequence[str] = ("scripted",),
         prompt_counter: Callable[[Sequence[Mapping[str, Any]]], int] = prompt_tokens,
         strict: bool = True,
+        api_key: str | None = None,
+        reject_unknown_models: bool = False,
+        context_length: int | None = None,
     ) -> None:
         self._script: deque[Reply | Responder] = deque(script)
         self.responder = responder
@@ -284,6 +319,9 @@ class ScriptedOpenAIServer:
         self.models = tuple(models)
         self.prompt_counter = prompt_counter
         self.strict = strict
+        self.api_key = api_key
+        self.reject_unknown_models = reject_unknown_models
+        self.context_length = context_length
         self._lock = threading.Lock()
         self._requests: list[dict[str, Any]] = []
         self._embedding_requests: list[dict[str, Any]] = []
@@ -489,8 +527,11 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         """Serve ``/v1/models`` and ``/v1/models/<id>``."""
         path = self.path.split("?", 1)[0].rstrip("/")
+        window = self.server.owner.context_length
         cards = [
-            {"id": m, "object": "model", "created": 0, "owned_by": "plangraph-tests"} for m in self._models
+            {"id": m, "object": "model", "created": 0, "owned_by": "plangraph-tests"}
+            | ({"max_model_len": window} if window else {})
+            for m in self._models
         ]
         if path == "/v1/models":
             self._send_json(200, {"object": "list", "data": cards})
@@ -530,12 +571,22 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(body.get("messages"), list):
             self._send_error_json(400, "'messages' must be a list of chat messages")
             return
+        refusal = self._refusal(body)
+        if refusal is not None:
+            with owner._lock:
+                owner._requests.append(body)
+            self._send_json(refusal[0], refusal[1])
+            return
         number, reply = owner.answer_chat(body)
         if reply.delay and owner.closing.wait(reply.delay):
             self.close_connection = True
             return
         if reply.status != 200:
             self._send_json(reply.status, dict(reply.error or {}), reply.headers)
+        elif reply.raw_body is not None:
+            content_type = "text/event-stream" if body.get("stream") else "text/html"
+            self._start(200, content_type, [("Content-Length", str(len(reply.raw_body)))])
+            self.wfile.write(reply.raw_body)
         elif body.get("stream"):
             self._stream(body, reply, number)
         elif reply.truncated:
@@ -545,6 +596,42 @@ class _Handler(BaseHTTPRequestHandler):
             self._cut()
         else:
             self._send_json(200, self._completion(body, reply, number))
+
+    def _refusal(self, body: Mapping[str, Any]) -> tuple[int, dict[str, Any]] | None:
+        """The 401 / 404 / 400 a real server gives before generating anything, or None."""
+        owner = self.server.owner
+
+        def error(message: str, kind: str, code: str, **extra: Any) -> dict[str, Any]:
+            return {"error": {"message": message, "type": kind, "param": None, "code": code, **extra}}
+
+        key = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
+        if owner.api_key is not None and key != owner.api_key:
+            return 401, error(
+                "Incorrect API key provided. You can find your API key at your provider's dashboard.",
+                "invalid_request_error",
+                "invalid_api_key",
+            )
+        if owner.reject_unknown_models and body.get("model") not in self._models:
+            return 404, error(
+                f"The model `{body.get('model')}` does not exist or you do not have access to it.",
+                "invalid_request_error",
+                "model_not_found",
+            )
+        window = owner.context_length
+        if window:
+            wanted = owner.prompt_counter(body["messages"]) + int(
+                body.get("max_tokens") or body.get("max_completion_tokens") or 0
+            )
+            if wanted > window:
+                return 400, error(
+                    f"request ({wanted} tokens) exceeds the available context size ({window} tokens), "
+                    "try increasing it",
+                    "exceed_context_size_error",
+                    "400",
+                    n_prompt_tokens=wanted,
+                    n_ctx=window,
+                )
+        return None
 
     def _calls(self, reply: Reply, number: int) -> list[dict[str, Any]]:
         return [
@@ -584,13 +671,30 @@ class _Handler(BaseHTTPRequestHandler):
         self._start(
             200, "text/event-stream", [("Cache-Control", "no-cache"), ("Transfer-Encoding", "chunked")]
         )
-        for event in self._events(body, reply, number):
+        if reply.empty_stream:
+            self.wfile.write(b"0\r\n\r\n")
+            return
+        for position, event in enumerate(self._events(body, reply, number)):
             self._write_chunk(f"data: {json.dumps(event, ensure_ascii=False)}\n\n".encode())
+            if position == 1 and reply.stall:
+                self._stall(reply)
         if reply.truncated:
             self._cut()
             return
         self._write_chunk(b"data: [DONE]\n\n")
         self.wfile.write(b"0\r\n\r\n")
+
+    def _stall(self, reply: Reply) -> None:
+        """Keep the stream open `reply.stall` seconds, a ``: ping`` comment every `ping_every` seconds."""
+        owner = self.server.owner
+        end = time.monotonic() + reply.stall
+        while time.monotonic() < end:
+            if owner.closing.wait(min(reply.ping_every or reply.stall, max(0.0, end - time.monotonic()))):
+                return
+            try:
+                self._write_chunk(b": ping\n\n")
+            except OSError:  # the client cut the connection (its deadline)
+                return
 
     def _events(self, body: Mapping[str, Any], reply: Reply, number: int) -> Iterator[dict[str, Any]]:
         usage = (body.get("stream_options") or {}).get("include_usage")

@@ -30,6 +30,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, ValidationError
 
 from tools.faults import MODEL_ERRORS
+from tools.model.calls import invoke_forced
 from tools.pv.data import find_locations
 from tools.pv.inputs import EXCLUSIVE_GROUPS, normalize, parse_with_rest
 from tools.pv.resolve import LABELS, fmt
@@ -148,8 +149,16 @@ def _ask(model: BaseChatModel, texts: list[str]) -> dict[str, Any] | None:
     request = "用户的原话（按时间先后）：\n" + "\n".join(f"- {t}" for t in texts)
     try:
         # stream=False: a cut-off stream must not pass as a shorter, valid answer.
-        bound = model.bind_tools([PvInputs], tool_choice=PvInputs.__name__, stream=False)
-        reply = bound.invoke([SystemMessage(PV_FIELDS_PROMPT), HumanMessage(request)])
+        # the forced form this server accepts (llama-server refuses a named tool_choice), else "auto"
+        # with the call read back from text: never a silent "no call" because of the request's form.
+        reply = invoke_forced(
+            model,
+            PvInputs,
+            PvInputs.__name__,
+            tuple(PvInputs.model_fields),
+            [SystemMessage(PV_FIELDS_PROMPT), HumanMessage(request)],
+            stream=False,
+        )
     except NotImplementedError:
         log.warning(
             "model fields skipped: %s cannot call tools; using the parser's fields", type(model).__name__

@@ -126,7 +126,9 @@ def test_the_parser_wins_a_conflict_and_the_model_only_adds_what_it_missed(model
 FALLBACKS = {
     "malformed JSON": [reply_malformed_tool_call(TOOL, '{"capacity_kw": 500,')],
     "text instead of the tool call": [reply_text("大约 500 kW。")],
-    "HTTP 500 (after the client's one retry)": [fault_status(500, retry_after=0.01)] * 2,
+    "HTTP 500 (one request: the client does not retry, the node's policy would)": [
+        fault_status(500, retry_after=0.01)
+    ],
     "out of range": [reply_tool_call(TOOL, {"capacity_kw": 5_000_000})],
     "one invalid value among valid ones": [
         reply_tool_call(TOOL, {"capacity_kw": 500, "self_consumption": 80})
@@ -156,11 +158,11 @@ def test_a_failing_model_leaves_exactly_the_offline_result(script: list[Reply], 
 
 
 def test_a_timeout_falls_back_without_failing_the_step(model_for, data_dir, caplog):
-    with ScriptedOpenAIServer([fault_delay(3.0)] * 2) as server:
+    with ScriptedOpenAIServer([fault_delay(3.0)]) as server:
         with caplog.at_level(logging.WARNING, logger="plangraph.pv_model_fields"):
             result = run_step(pv_calc, HALF_MW, data_dir, model_for(server, timeout=0.3))
     assert result["status"] == "interrupted" and result["context"]["missing"] == ["capacity_kw"]
-    assert "TimeoutError" in caplog.text and server.remaining == 0
+    assert "ModelDeadlineError" in caplog.text and server.remaining == 0
 
 
 def test_one_model_call_per_step_though_the_agent_gathers_fields_twice(model_for, data_dir):
