@@ -37,7 +37,7 @@ def llama_server(tmp_path_factory) -> Iterator[str]:
             [
                 str(python), "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
                 "--port", str(port), "--n_ctx", str(N_CTX), "--chat_format", "chatml-function-calling",
-                "--model_alias", "smollm2",
+                "--model_alias", "smollm2", "--n_threads", "2",
             ],
             stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip

@@ -24,7 +24,9 @@ from tools.model.checks import computed_numbers, unsupported_claims
 
 pytestmark = pytest.mark.model
 
-TIMEOUT = 30  # PLANGRAPH_MODEL_TIMEOUT of the lane: one call ≤ 30 s, planning ≤ 60 s
+TIMEOUT = 60  # PLANGRAPH_MODEL_TIMEOUT of the lane: one call ≤ 60 s, planning ≤ 120 s
+# output bounds for a 135M model at ~13 tokens/s on a loaded 2-core machine (docs/model-mode.md)
+BOUNDS = {"PLAN": "256", "STEP": "192", "SUMMARY": "192", "GIST": "64"}
 RUN_LIMIT = 900  # seconds one run may take (the stated bound; measured times in docs/model-mode.md)
 S1 = "帮我生成一份光伏经济测算报告"
 S1_ANSWER = "地点是杭州余杭区，进行工商业光伏测算，装机容量500kW"
@@ -45,6 +47,7 @@ def _env(url: str, data: Path) -> dict[str, str]:
         OPENAI_API_KEY="none",
         PLANGRAPH_MODEL_TIMEOUT=str(TIMEOUT),
         PLANGRAPH_MODEL_CONTEXT=str(N_CTX),
+        **{f"PLANGRAPH_MODEL_MAX_TOKENS_{kind}": n for kind, n in BOUNDS.items()},
     )
 
 

@@ -277,7 +277,8 @@ class WireChatOpenAI(ChatOpenAI):
         payload["max_completion_tokens"] = bound
         if not _is_openai(self.openai_api_base or ""):
             payload["max_tokens"] = bound  # llama.cpp servers read only this one
-        payload.setdefault("temperature", 0.2)
+            if payload.get("temperature") is None:  # (OpenAI's reasoning models refuse one)
+                payload["temperature"] = 0.2
         self._sent = (fitted, tools)  # for the gauge, when usage comes back
         return payload
 
