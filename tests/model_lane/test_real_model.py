@@ -60,8 +60,8 @@ def _record(channel: str, name: str, seconds: float, ending: str) -> None:
         )
 
 
-def _check_plan_and_summary(plan: dict | None, summary: str) -> None:
-    """A plan only of registered agents, and a summary whose figures are computed ones."""
+def _check_plan_and_summary(plan: dict | None, summary: str, files: list[str]) -> None:
+    """A plan only of registered agents, and a summary whose figures and files are computed ones."""
     from nodes.agents import agents
 
     if plan is not None:
@@ -72,6 +72,12 @@ def _check_plan_and_summary(plan: dict | None, summary: str) -> None:
         unsupported_claims(summary, computed_numbers(*outputs, results, str(plan and plan.get("context"))))
         == []
     ), summary
+
+
+def _artifacts(plan: dict | None) -> list[str]:
+    from tools.contracts import artifacts_of
+
+    return artifacts_of(plan) if plan else []
 
 
 @pytest.mark.parametrize("name", list(REQUESTS))
@@ -109,13 +115,11 @@ def test_cli_runs_end_in_a_result_or_a_clear_resumable_error(llama_server, tmp_p
     _record("cli", name, took, last["event"])
     if last["event"] == "error":
         assert proc.returncode == 1 and "进度已保存" in last["message"] and "resume" in last["message"], last
-    else:
+    elif last["event"] == "final":
         assert proc.returncode == 0, proc.stdout[-800:]
-        assert last["event"] in ("final", "interrupt"), last
-        if last["event"] == "final":
-            _check_plan_and_summary(last.get("plan"), last.get("summary") or "")
-        else:
-            assert last.get("question"), last  # waiting for the user, with a question
+        _check_plan_and_summary(last.get("plan"), last.get("summary") or "", last.get("artifacts") or [])
+    else:  # a validated plan waiting for the user (the CLI's exit code for "waiting" is 3)
+        assert last["event"] == "interrupt" and last.get("question") and proc.returncode == 3, last
     # the chunk events carry no raw planner text: each is a plan, a step's progress or a result
     assert (
         sum(len(e.get("content", "")) for e in events if e.get("event") == "chunk" and e.get("index") == -1)
@@ -157,5 +161,12 @@ def test_http_runs_end_in_a_result_or_a_503_that_says_how_to_continue(
         assert "进度已保存" in answer.text and "resume" in answer.text
     else:
         output = answer.json()["output"]
-        _check_plan_and_summary(output.get("plan"), output.get("summary") or "")
+        files = [
+            s["result"]["context"].get("report_path", "")
+            for s in (output.get("plan") or {}).get("steps", [])
+            if s.get("result")
+        ]
+        _check_plan_and_summary(
+            output.get("plan"), output.get("summary") or "", [*files, *_artifacts(output.get("plan"))]
+        )
     assert took < RUN_LIMIT
