@@ -116,7 +116,8 @@ def _compose(
         if answered is not None:
             text, cited = answered
             # a cited [n] is not enough: the sentences must say what the cited passages say
-            support = answer_support(text, {n: sources[n - 1].passage.text for n in cited})
+            passages = {n: f"{sources[n - 1].passage.text}\n{sources[n - 1].passage.english}" for n in cited}
+            support = answer_support(text, passages)  # the English summary counts for an English answer
             if support.supported:
                 return f"{text}\n\n{cite_sources(sources, ctx.language)}", cited
             log.warning(
