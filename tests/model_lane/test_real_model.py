@@ -120,7 +120,13 @@ def test_cli_runs_end_in_a_result_or_a_clear_resumable_error(llama_server, tmp_p
     events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     assert events, proc.stdout[-800:] + proc.stderr[-800:]
     last = events[-1]
-    _record("cli", name, took, last["event"], last.get("plan"))
+    _record(
+        "cli",
+        name,
+        took,
+        last["event"] + (f": {last['message'][:200]}" if "message" in last else ""),
+        last.get("plan"),
+    )
     if last["event"] == "error":
         assert proc.returncode == 1 and "进度已保存" in last["message"] and "resume" in last["message"], last
     elif last["event"] == "final":
