@@ -311,7 +311,9 @@ class WireChatOpenAI(ChatOpenAI):
                 raise
             raise translated from None
         if not produced:
-            head = b"".join(b.head for b in bodies).strip()
+            # keep-alive comments (": ping - …", llama_cpp.server) are not content
+            lines = b"".join(b.head for b in bodies).splitlines()
+            head = b"\n".join(line for line in lines if line.strip() and not line.startswith(b":"))
             if head and b"data:" not in head:
                 raise ModelFaultError(
                     f"模型服务返回的内容不是 OpenAI 兼容的事件流（开头是：{head[:80].decode(errors='replace')!r}）；"
