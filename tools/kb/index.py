@@ -17,11 +17,12 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
 from tools.kb.corpus import KbPassage, file_sha, read_document, scan_documents
-from tools.kb.search import HybridRanker, KbHit, RankerSettings
+from tools.kb.search import HybridRanker, KbHit, RankerSettings, passage_tokens
 from tools.kb.uploads import SHARED, UploadStore
 
 __all__ = ["IndexReport", "KnowledgeIndex", "embedding_id"]
@@ -89,7 +90,8 @@ class KnowledgeIndex:
             ),
             embeddings,
         )
-        self._seen: tuple[int, int] | None = None  # (folder passages, upload generation) of the ranker
+        self._seen: tuple[Any, ...] | None = None  # (folder passages, uploads version) of the ranker
+        self._folder_tokens: dict[str, list[str]] = {}  # shared by the user views (shallow copies)
         self._views: dict[str, KnowledgeIndex] = {}
 
     def for_user(self, user: str) -> KnowledgeIndex:
@@ -122,15 +124,17 @@ class KnowledgeIndex:
             updated = sum(1 for key in fresh if key in known)
             gone = sum(1 for key in known if key not in files)
             report = IndexReport(len(fresh) - updated, updated, gone, len(files) - len(fresh))
-            seen = (
-                hash(tuple(sorted(pid for pid, m in rows if m["doc_key"] in files))),
-                self.uploads.generation(),
-            )
+            version = self.uploads.version(self.owners)
+            seen = (hash(tuple(sorted(pid for pid, m in rows if m["doc_key"] in files))), version)
             if report.changed or self._ranker is None or seen != self._seen:
-                passages = self._stored_passages() + self.uploads.passages(self.owners)
-                self._ranker = HybridRanker(passages, self.settings)
-                seen = (hash(tuple(sorted(self._collection.get(include=[])["ids"]))), seen[1])
-                self._seen = seen
+                folder = self._stored_passages()
+                for p in folder:
+                    if p.passage_id not in self._folder_tokens:
+                        self._folder_tokens[p.passage_id] = passage_tokens(p)
+                tokens = {**self._folder_tokens, **self.uploads.tokens(self.owners)}
+                passages = folder + self.uploads.passages(self.owners)
+                self._ranker = HybridRanker(passages, self.settings, tokens)
+                self._seen = (hash(tuple(sorted(p.passage_id for p in folder))), version)
             return report
 
     def search(self, query: str, k: int = 5) -> list[KbHit]:

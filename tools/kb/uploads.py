@@ -23,6 +23,7 @@ from langchain_core.embeddings import Embeddings
 
 from tools.kb.corpus import KbPassage
 from tools.kb.loaders import SUPPORTED, KbFileError, load_chunks
+from tools.kb.search import passage_tokens
 
 __all__ = ["SHARED", "KbDocument", "KbFileError", "UploadStore", "document_id"]
 
@@ -35,7 +36,7 @@ CREATE TABLE IF NOT EXISTS documents(
     added REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS chunks(
     id TEXT PRIMARY KEY, doc_id TEXT NOT NULL, seq INTEGER NOT NULL, text TEXT NOT NULL,
-    source TEXT NOT NULL, section TEXT NOT NULL);
+    source TEXT NOT NULL, section TEXT NOT NULL, tokens TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT OR IGNORE INTO meta VALUES ('generation', 0);
@@ -99,6 +100,16 @@ class UploadStore:
         with self._lock:
             return int(self._db.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0])
 
+    def version(self, owners: Sequence[str]) -> tuple[Any, ...]:
+        """Changes whenever a document of `owners` is added, replaced or removed (any process)."""
+        marks = ",".join("?" * len(owners))
+        with self._lock:
+            row = self._db.execute(
+                f"SELECT count(*), max(added), sum(chunks) FROM documents WHERE owner IN ({marks})",
+                tuple(owners),
+            ).fetchone()
+        return tuple(row)
+
     def add(self, path: Path, owner: str, origin: str | None = None, name: str | None = None) -> KbDocument:
         """Index the file at `path` for `owner`; the same `origin` again replaces its chunks.
 
@@ -120,6 +131,19 @@ class UploadStore:
         sources = [chunk.where for chunk in chunks]
         vectors = self._embed([self._indexed_text(name, c.section, c.text) for c in chunks])
         metadata = [{"owner": owner, "doc_id": doc_id, "sha": sha} for _ in chunks]
+        # BM25 tokens once, here, not on every rebuild of a user's ranker
+        rows = [
+            (
+                pid,
+                doc_id,
+                i,
+                c.text,
+                src,
+                c.section,
+                " ".join(self._tokens(pid, doc_id, name, src, c.section, c.text)),
+            )
+            for i, (pid, c, src) in enumerate(zip(ids, chunks, sources, strict=True))
+        ]
         try:
             for start in range(0, len(ids), _BATCH):
                 end = start + _BATCH
@@ -132,13 +156,7 @@ class UploadStore:
             with self._lock, self._db:
                 old = [r[0] for r in self._db.execute("SELECT id FROM chunks WHERE doc_id=?", (doc_id,))]
                 self._db.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
-                self._db.executemany(
-                    "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)",
-                    [
-                        (pid, doc_id, i, c.text, src, c.section)
-                        for i, (pid, c, src) in enumerate(zip(ids, chunks, sources, strict=True))
-                    ],
-                )
+                self._db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
                 self._db.execute(
                     "INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
@@ -199,6 +217,16 @@ class UploadStore:
             for pid, doc, name, src, section, text, sha in rows
         ]
 
+    def tokens(self, owners: Sequence[str]) -> dict[str, list[str]]:
+        """The BM25 tokens of every chunk of `owners`' documents, by chunk id."""
+        marks = ",".join("?" * len(owners))
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT c.id, c.tokens FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE d.owner IN ({marks})",
+                tuple(owners),
+            ).fetchall()
+        return {pid: tokens.split(" ") if tokens else [] for pid, tokens in rows}
+
     def vector_scores(
         self, embedding: Sequence[float], owners: Sequence[str], n: int = 50
     ) -> dict[str, float]:
@@ -242,6 +270,12 @@ class UploadStore:
         for start in range(0, len(texts), _BATCH):
             vectors.extend(self._embeddings.embed_documents(texts[start : start + _BATCH]))
         return vectors
+
+    @staticmethod
+    def _tokens(pid: str, doc_id: str, name: str, source: str, section: str, text: str) -> list[str]:
+        return [
+            t for t in passage_tokens(KbPassage(pid, doc_id, name, source, section, text, "")) if " " not in t
+        ]
 
     @staticmethod
     def _indexed_text(name: str, section: str, text: str) -> str:
