@@ -1,8 +1,10 @@
 """Users' documents in the knowledge base: indexing throughput (pages/s) and search p50 at N chunks.
 
 Run (numbers in docs/knowledge-base.md, with the load average beside them):
-    HF_HUB_OFFLINE=1 ANONYMIZED_TELEMETRY=False .venv/bin/python -m bench.kb_user_docs \
-        --pdfs 10 --pages 10 --chunks 10000
+    HF_HUB_OFFLINE=1 ANONYMIZED_TELEMETRY=False .venv/bin/python -m bench.kb_user_docs --part pdf \
+        --pdfs 4 --pages 10                         # packaged MiniLM
+    HF_HUB_OFFLINE=1 ANONYMIZED_TELEMETRY=False .venv/bin/python -m bench.kb_user_docs --part search \
+        --chunks 10500 --embeddings hash            # + MiniLM query-embedding time, measured apart
 
 1. Throughput: `--pdfs` PDFs of `--pages` pages (≈1,500 characters each, made with fpdf2) added
    through `UploadStore.add` (load with PyPDFLoader, split, embed, write) — pages per second.
@@ -89,6 +91,7 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--embeddings", default="minilm", choices=["minilm", "hash"])
+    parser.add_argument("--part", default="both", choices=["pdf", "search", "both"])
     args = parser.parse_args()
     rng = random.Random(7)
     embeddings = make_embeddings(args.embeddings, "", "", "")
@@ -99,15 +102,23 @@ def main() -> None:
         (root / "txt").mkdir()
         index = KnowledgeIndex(root / "data", [SHIPPED_KB_DIR], embeddings).for_user("bench")
         index.refresh()
-        pdfs = make_pdfs(root / "pdf", args.pdfs, args.pages, rng)
-        warm = make_pdfs(root, 1, 1, rng)[0]  # imports of the loaders are not indexing time
-        index.uploads.add(warm, "warm-up")
-        start = time.perf_counter()
-        for path in pdfs:
-            index.uploads.add(path, "bench")
-        took = time.perf_counter() - start
-        pages = args.pdfs * args.pages
-        print(f"pdf: {pages} pages in {took:.1f}s = {pages / took:.1f} pages/s")
+        if args.part in ("pdf", "both"):
+            pdfs = make_pdfs(root / "pdf", args.pdfs, args.pages, rng)
+            warm = make_pdfs(root, 1, 1, rng)[0]  # imports of the loaders are not indexing time
+            index.uploads.add(warm, "warm-up")
+            start = time.perf_counter()
+            for path in pdfs:
+                index.uploads.add(path, "bench")
+            took = time.perf_counter() - start
+            pages = args.pdfs * args.pages
+            chunks = sum(d.chunks for d in index.uploads.documents(["bench"]))
+            print(
+                f"pdf: {pages} pages ({chunks} chunks) in {took:.1f}s = {pages / took:.2f} pages/s "
+                f"(embeddings={args.embeddings})"
+            )
+            print(f"loadavg: {open('/proc/loadavg').read().strip()}  cpus: {os.cpu_count()}")
+        if args.part == "pdf":
+            return
 
         texts = make_texts(root / "txt", args.chunks, rng, sentences())
         start = time.perf_counter()
@@ -131,6 +142,16 @@ def main() -> None:
             f"search over {total} chunks (+ shipped notes): p50 {statistics.median(times) * 1000:.0f} ms, "
             f"p95 {p95 * 1000:.0f} ms ({args.queries} queries, embeddings={args.embeddings})"
         )
+        print(f"loadavg: {open('/proc/loadavg').read().strip()}  cpus: {os.cpu_count()}")
+    if args.embeddings == "hash":  # what the packaged model adds to each search: one query embedding
+        model = make_embeddings("minilm", "", "", "")
+        model.embed_query("预热")
+        times = []
+        for i in range(args.queries):
+            start = time.perf_counter()
+            model.embed_query(QUESTIONS[i % len(QUESTIONS)])
+            times.append(time.perf_counter() - start)
+        print(f"MiniLM query embedding: p50 {statistics.median(times) * 1000:.0f} ms")
         print(f"loadavg: {open('/proc/loadavg').read().strip()}  cpus: {os.cpu_count()}")
 
 

@@ -74,8 +74,8 @@ def template_summary(plan: ExecutionPlan) -> str:
         lines.append("\n" + failed_line.format(steps=names))
     files = artifacts_of(plan)
     if files:
-        # by file name: the summary goes over the wire (HTTP, Studio); clients know where files are
-        lines.append(f"\n{files_head}\n" + "\n".join(f"- {p.rsplit('/', 1)[-1]}" for p in files))
+        # relative to the data dir, never the server's path (HTTP turns them into /artifacts/ URLs)
+        lines.append(f"\n{files_head}\n" + "\n".join(f"- {p}" for p in files))
     return "\n".join(lines)
 
 

@@ -7,6 +7,7 @@ unsupported) raises `KbFileError` naming the file and what to do; nothing is ret
 
 from __future__ import annotations
 
+import logging
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,6 +101,8 @@ def _pdf(path: Path, name: str) -> tuple[list[Chunk], int]:
     from langchain_community.document_loaders import PyPDFLoader
     from pypdf.errors import FileNotDecryptedError, PdfReadError
 
+    quiet = logging.getLogger("pypdf")
+    level, quiet.level = quiet.level, logging.ERROR  # its repair warnings: the KbFileError says it all
     try:
         pages = PyPDFLoader(str(path), mode="page").load()
     except FileNotDecryptedError:
@@ -108,6 +111,8 @@ def _pdf(path: Path, name: str) -> tuple[list[Chunk], int]:
         ) from None
     except (PdfReadError, ValueError, OSError, KeyError) as error:
         raise _corrupt(name, "PDF", error) from None
+    finally:
+        quiet.setLevel(level)
     chunks = []
     for page in pages:
         number = int(page.metadata.get("page", 0)) + 1
