@@ -102,7 +102,8 @@ def _pdf(path: Path, name: str) -> tuple[list[Chunk], int]:
     from pypdf.errors import FileNotDecryptedError, PdfReadError
 
     quiet = logging.getLogger("pypdf")
-    level, quiet.level = quiet.level, logging.ERROR  # its repair warnings: the KbFileError says it all
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # its repair warnings: the KbFileError says it all
     try:
         pages = PyPDFLoader(str(path), mode="page").load()
     except FileNotDecryptedError:
