@@ -58,6 +58,8 @@ def test_data_dir_relative_artifact_names_become_urls_too():
         "other": "see docs/artifacts/a/b/c.md and /opt/x/artifacts/a/b/c.md",  # not ours: left alone
     }
     out = public(value, ROOT, "c1")
-    assert out["summary"] == "生成的文件：\n- /artifacts/c1/plan_1_report.md\n- /artifacts/c1/plan_1_tornado.png"
+    assert (
+        out["summary"] == "生成的文件：\n- /artifacts/c1/plan_1_report.md\n- /artifacts/c1/plan_1_tornado.png"
+    )
     assert out["context"] == {"artifacts": ["/artifacts/c1/plan_1_report.html"]}
     assert out["other"] == value["other"]

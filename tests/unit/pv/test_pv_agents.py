@@ -1,7 +1,5 @@
 """The PV sub-agents run on a StepContext built directly, with in-memory agent memories."""
 
-from pathlib import Path
-
 import pytest
 
 from nodes.agents import pv_calc, report, reverse_opt, sensitivity
@@ -134,7 +132,9 @@ def test_s2_sensitivity_and_report_from_memory(conv):
     capex_up = next(r for r in rows if r["variable"] == "capex_yuan_per_w" and r["change"] == 0.2)
     assert capex_up["irr"] < base["results"]["irr"] and capex_up["npv"] < base["results"]["npv"]
     [chart] = sens["context"]["artifacts"]
-    assert (conv.tmp_path / chart).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and sens["context"]["artifacts"] == [chart]
+    assert (conv.tmp_path / chart).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and sens["context"][
+        "artifacts"
+    ] == [chart]
 
     rep = conv.run(report, S2, plan="plan-2", seq=1, deps={0: sens})
     ctx = rep["context"]
