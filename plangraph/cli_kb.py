@@ -67,7 +67,8 @@ def run_kb(args: argparse.Namespace) -> int:
             try:
                 doc = index.uploads.add(path, owner)
                 rows.append(doc.as_dict())
-                _say(args, f"{_STATUS[doc.status]} {doc.name}（{doc.id}，{doc.pages} 页，{doc.chunks} 段）")
+                pages = f"{doc.pages} 页，" if doc.kind == "PDF" else ""
+                _say(args, f"{_STATUS[doc.status]} {doc.name}（{doc.id}，{pages}{doc.chunks} 段）")
             except KbFileError as error:
                 failed += 1
                 rows.append({"name": error.name, "error": error.problem, "fix": error.fix})
@@ -76,9 +77,10 @@ def run_kb(args: argparse.Namespace) -> int:
         rows = [d.as_dict() for d in index.uploads.documents(index.owners)]
         for row in rows:
             scope = "共享" if row["scope"] == "shared" else "个人"
+            pages = f"{row['pages']} 页  " if row["kind"] == "PDF" else ""
             _say(
                 args,
-                f"{row['id']}  {scope}  {row['name']}  {row['kind']}  {row['pages']} 页  "
+                f"{row['id']}  {scope}  {row['name']}  {row['kind']}  {pages}"
                 f"{row['chunks']} 段  {row['added']}",
             )
         if not rows:

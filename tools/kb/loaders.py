@@ -8,6 +8,7 @@ unsupported) raises `KbFileError` naming the file and what to do; nothing is ret
 from __future__ import annotations
 
 import logging
+import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,8 +118,26 @@ def _pdf(path: Path, name: str) -> tuple[list[Chunk], int]:
     chunks = []
     for page in pages:
         number = int(page.metadata.get("page", 0)) + 1
-        chunks.extend(_split(page.page_content, page=number))
+        chunks.extend(_split(_unwrap(page.page_content), page=number))
     return chunks, len(pages)
+
+
+_CJK = re.compile(r"[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]")
+_LINE_END = ("。", "！", "？", "；", "：", ".", "!", "?", ":", ";")
+
+
+def _unwrap(text: str) -> str:
+    """A PDF page's text with its layout line breaks joined (a space between Latin words, none in Chinese)."""
+    lines = text.split("\n")
+    out = lines[0] if lines else ""
+    for line in lines[1:]:
+        if not line.strip() or not out.strip() or out.rstrip().endswith(_LINE_END):
+            out += "\n" + line
+        elif _CJK.match(out[-1:]) and _CJK.match(line.lstrip()[:1]):
+            out += line.lstrip()
+        else:
+            out += " " + line.lstrip()
+    return out
 
 
 def _docx(path: Path, name: str) -> tuple[list[Chunk], int]:

@@ -60,6 +60,7 @@ def test_every_format_is_added_listed_and_found_with_its_page_or_section(data_di
         hit = top(capsys, fact)
         assert (hit.get("name"), hit.get("where")) == (name, where), fact
         assert fact.split()[0] in hit["text"]
+    assert "rooftop SunVault storage" in top(capsys, PDF_FACT)["text"]  # PDF layout line breaks joined
     first, last = map(int, top(capsys, TXT_FACT)["where"].strip("第 行").split("–"))
     assert 1 < first <= 41 == last  # the lines of log.txt that chunk holds
 
