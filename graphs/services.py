@@ -109,7 +109,15 @@ class ServiceHub:
         return self(ctx).plans
 
     def knowledge(self, ctx: Context) -> KnowledgeIndex:
-        """The knowledge index of `ctx.data_dir` over the shipped notes and `ctx.kb_dirs`."""
+        """The knowledge index of `ctx.data_dir` as `ctx.user_id` sees it.
+
+        The shipped notes, the folders of `ctx.kb_dirs`, the shared documents and the user's own
+        (`plangraph kb add`), never another user's.
+        """
+        return self.knowledge_base(ctx).for_user(ctx.user_id)
+
+    def knowledge_base(self, ctx: Context) -> KnowledgeIndex:
+        """The knowledge index of `ctx.data_dir` over all its documents (not scoped to a user)."""
         from tools.kb.corpus import kb_dirs
         from tools.kb.index import KnowledgeIndex, embedding_id
 

@@ -77,6 +77,7 @@ def template_summary(plan: ExecutionPlan) -> str:
         lines.append("\n" + failed_line.format(steps=names))
     files = artifacts_of(plan)
     if files:
+        # relative to the data dir, never the server's path (HTTP turns them into /artifacts/ URLs)
         lines.append(f"\n{files_head}\n" + "\n".join(f"- {p}" for p in files))
     return "\n".join(lines)
 

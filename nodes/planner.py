@@ -83,6 +83,12 @@ def route_offline(
 ) -> Understanding:
     """What `query` asks for (nodes.understand), each step's requirement set to the request."""
     found = understand(query, specs, index, svc.results("planner"))
+    if not found.steps:
+        # no agent matched by words: one may still serve it from the user's data (own documents)
+        for spec in specs.values():
+            if spec.serves is not None and spec.serves(svc, query):
+                step = {"seqNo": 0, "agentName": spec.name, "requirement": query, "dependsOn": []}
+                return Understanding(found.lang, [step], note=f"served by {spec.name} from the user's data")
     found.steps = [{**s, "requirement": s.get("requirement") or query} for s in found.steps]
     return found
 

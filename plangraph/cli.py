@@ -12,7 +12,7 @@ import uuid
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from plangraph import cli_memory, conversations, server, waiting
+from plangraph import cli_kb, cli_memory, conversations, server, waiting
 from plangraph.errors import UserFacingError
 
 if TYPE_CHECKING:
@@ -63,6 +63,9 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_parser("conversations", help="list a user's conversations (last request, status, time)")
     )
     cli_memory.configure_memory(sub.add_parser("memory", help="search or list a conversation's memory"))
+    cli_kb.configure_kb(
+        sub.add_parser("kb", help="your own documents in the knowledge base (add, list, remove, search)")
+    )
     server.configure_serve(sub.add_parser("serve", help="serve the HTTP API and the chat page"))
     return p
 
@@ -292,6 +295,7 @@ def _main(argv: list[str] | None) -> int:
         "serve": server.run_serve,
         "conversations": conversations.run_conversations,
         "memory": cli_memory.run_memory,
+        "kb": cli_kb.run_kb,
     }
     if args.command in handlers:
         try:

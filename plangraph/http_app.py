@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -26,6 +26,7 @@ from plangraph.access_log import AccessLog
 from plangraph.auth import FailureLimiter, RateLimiter, SessionStore, load_api_keys
 from plangraph.checkpoint import open_checkpointer
 from plangraph.http_guard import Guard, json_error
+from plangraph.http_kb import UPLOAD_PREFIX, add_kb
 from plangraph.http_runnable import Backend, ConversationRunnable
 from plangraph.runner import (
     ConversationBusyError,
@@ -37,7 +38,7 @@ from plangraph.runner import (
 from plangraph.turn_lock import check_data_dir, turn_locks_for
 from plangraph.web import LoginRedirect, add_web
 from plangraph.wire import public
-from tools.contracts import artifacts_of
+from tools.contracts import artifact_file, artifacts_of
 from tools.plans.store import PlanStore
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_MAX_REQUEST_BYTES", "DEFAULT_RATE_LIMIT", "DEFAULT_WORKERS", "create_app"]
 
 DEFAULT_MAX_REQUEST_BYTES = 1_000_000
+DEFAULT_MAX_UPLOAD_BYTES = 50_000_000  # one knowledge-base document (PUT /kb/documents/…)
 DEFAULT_RATE_LIMIT = 120  # requests per minute per key
 DEFAULT_WORKERS = 8  # graph turns running at once; more requests wait their turn
 DEFAULT_AUTH_FAILURES_PER_CLIENT = 10  # wrong keys / sign-ins per client address per minute, then back-off
@@ -72,6 +74,10 @@ _STATUS = {
 }
 
 
+def _env_list(name: str) -> list[str]:
+    return [part.strip() for part in os.environ.get(name, "").split(",") if part.strip()]
+
+
 def _env_int(name: str, default: int) -> int:
     raw = os.environ.get(name, "").strip()
     try:
@@ -89,13 +95,19 @@ def create_app(
     max_request_bytes: int | None = None,
     rate_limit_per_minute: int | None = None,
     workers: int | None = None,
+    admin_keys: Collection[str] | None = None,
 ) -> FastAPI:
     """The plangraph HTTP app; arguments left out fall back to the PLANGRAPH_* environment variables.
 
     With no API keys (argument, PLANGRAPH_API_KEYS, PLANGRAPH_API_KEYS_FILE) this raises unless
     `insecure_no_auth` is set; then every caller acts as PLANGRAPH_USER_ID (or "default").
+    Admin keys (argument or PLANGRAPH_ADMIN_KEYS, comma-separated) may also manage the shared
+    knowledge-base documents; one that is not among the API keys acts as user "admin".
     """
     keys = dict(api_keys) if api_keys is not None else load_api_keys()
+    admins = list(admin_keys) if admin_keys is not None else _env_list("PLANGRAPH_ADMIN_KEYS")
+    for key in admins:
+        keys.setdefault(key, "admin")
     if not keys and not insecure_no_auth:
         raise ValueError(
             "No API keys configured: set PLANGRAPH_API_KEYS='key1:user1,key2:user2' or "
@@ -133,6 +145,7 @@ def create_app(
     _add_langserve(app, runnable)
     _add_rest(app, data_path, lambda: opened["backend"])
     add_web(app, data_path, lambda: opened["backend"])
+    add_kb(app, str(data_path), lambda: opened["backend"].services, {SessionStore.digest(k) for k in admins})
     _add_error_handlers(app)
     app.add_middleware(
         Guard,
@@ -147,6 +160,7 @@ def create_app(
         if max_request_bytes is not None
         else _env_int("PLANGRAPH_MAX_REQUEST_BYTES", DEFAULT_MAX_REQUEST_BYTES),
         public=("/healthz",),
+        uploads=(UPLOAD_PREFIX, _env_int("PLANGRAPH_MAX_UPLOAD_BYTES", DEFAULT_MAX_UPLOAD_BYTES)),
         failures=FailureLimiter(
             _env_int("PLANGRAPH_AUTH_FAILURES_PER_CLIENT", DEFAULT_AUTH_FAILURES_PER_CLIENT),
             _env_int("PLANGRAPH_AUTH_FAILURES_GLOBAL", DEFAULT_AUTH_FAILURES_GLOBAL),
@@ -216,8 +230,9 @@ def _add_rest(app: FastAPI, data_path: Path, backend: Callable[[], Backend]) -> 
         running = await asyncio.to_thread(backend().runner(user, conversation_id).current_plan)
         for plan in [*([running] if running else []), *(r["plan"] for r in records)]:
             for path in artifacts_of(plan):
-                if Path(path).name == name and Path(path).is_file():
-                    return FileResponse(path)
+                file = artifact_file(data_path, path)
+                if file.name == name and file.is_file() and file.resolve().is_relative_to(data_path):
+                    return FileResponse(file)
         raise HTTPException(404, f"No file {name} in your conversation {conversation_id}.")
 
 

@@ -68,8 +68,12 @@ class Guard:
         public: Sequence[str],
         failures: FailureLimiter | None = None,
         sessions: SessionStore | None = None,
+        uploads: tuple[str, int] | None = None,
     ) -> None:
-        """Wrap `app`; `max_bytes` <= 0 turns the size limit off."""
+        """Wrap `app`; `max_bytes` <= 0 turns the size limit off.
+
+        `uploads` = (path prefix, bytes): PUTs under that prefix (file uploads) have this limit instead.
+        """
         self.app = app
         self.keys = [(key.encode(), user) for key, user in keys.items()]
         self.key_users = {SessionStore.digest(key): user for key, user in keys.items()}
@@ -78,6 +82,7 @@ class Guard:
         self.failures = failures or FailureLimiter()
         self.sessions = sessions
         self.max_bytes = max_bytes
+        self.uploads = uploads
         self.public = tuple(public)
 
     def _user(self, key: str | None) -> str | None:
@@ -97,8 +102,9 @@ class Guard:
             return
         headers = Headers(scope=scope)
         length = headers.get("content-length", "")
-        if self.max_bytes > 0 and length.isdigit() and int(length) > self.max_bytes:
-            await self._reject(scope, receive, send, 413, self._too_large())
+        limit = self._limit(scope)
+        if limit > 0 and length.isdigit() and int(length) > limit:
+            await self._reject(scope, receive, send, 413, self._too_large(limit))
             return
         if scope["path"] in (LOGIN_PATH, LOGIN_PATH + "/"):
             await self._login(scope, receive, send)
@@ -258,12 +264,13 @@ class Guard:
             assert checked is not None
             receive = checked
         seen, started, finished = 0, False, False
+        limit = self._limit(scope)
 
         async def counted_receive() -> Message:
             nonlocal seen
             message = await receive()
             seen += len(message.get("body", b""))
-            if self.max_bytes > 0 and seen > self.max_bytes:
+            if limit > 0 and seen > limit:
                 raise _TooLarge
             return message
 
@@ -278,7 +285,7 @@ class Guard:
         except _TooLarge:
             if started:
                 raise
-            await json_error(413, self._too_large())(scope, receive, send)
+            await json_error(413, self._too_large(limit))(scope, receive, send)
         except Exception as error:
             ref = uuid.uuid4().hex[:8]
             log.error("%s %s failed (ref %s)", scope["method"], scope["path"], ref, exc_info=error)
@@ -288,7 +295,15 @@ class Guard:
             elif not finished:  # a stream already sent its error event: end the body cleanly
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    def _too_large(self) -> str:
+    def _limit(self, scope: Scope) -> int:
+        """The body limit of this request: the upload limit for a file upload, else max_bytes."""
+        if self.uploads and scope["method"] == "PUT" and scope["path"].startswith(self.uploads[0]):
+            return self.uploads[1]
+        return self.max_bytes
+
+    def _too_large(self, limit: int | None = None) -> str:
+        if limit is not None and self.uploads and limit == self.uploads[1] != self.max_bytes:
+            return f"The file is larger than {limit} bytes (PLANGRAPH_MAX_UPLOAD_BYTES); split it or raise the limit."
         return f"Request body is larger than {self.max_bytes} bytes; send less (PLANGRAPH_MAX_REQUEST_BYTES)."
 
     async def _reject(

@@ -43,7 +43,7 @@ from plangraph.errors import (
     UserFacingError,
 )
 from plangraph.turn_lock import TurnLocks, check_data_dir, turn_locks_for
-from tools.contracts import artifacts_of
+from tools.contracts import artifact_file, artifacts_of
 from tools.faults import (
     TRANSIENT_ERRORS,
     ModelFaultError,
@@ -429,7 +429,10 @@ class PlanRunner:
             interrupt=None,
             plan=plan,
             summary=state.values.get("summary", ""),
-            artifacts=artifacts_of(plan) if plan else [],
+            # full local paths for the person on this machine (state names them relative to the data dir)
+            artifacts=[str(artifact_file(self.context.data_path, p)) for p in artifacts_of(plan)]
+            if plan
+            else [],
         )
 
 

@@ -1,9 +1,11 @@
 """What leaves the server: artifact paths become `/artifacts/...` URLs, never the server's own paths.
 
-Agents write files under `<data_dir>/artifacts/<user>/<conversation>/` and name them by absolute
-path in their output, context and the summary (the CLI shows those paths to the person on the
-machine). Everything the HTTP API sends goes through `public()` first: a path of an artifact
-becomes the URL the API serves it at, and any other path inside the data dir becomes its file name.
+Agents write files under `<data_dir>/artifacts/<user>/<conversation>/` and name them relative to
+the data dir in their context and the summary (`artifacts/<user>/<conversation>/<file>`; their
+output text uses the file name); the CLI resolves them to local paths. Everything the HTTP API
+sends goes through `public()` first: an artifact's name (relative, or an absolute path in older
+checkpoints) becomes the URL the API serves it at, and any other path inside the data dir becomes
+its file name.
 """
 
 from __future__ import annotations
@@ -15,13 +17,14 @@ from typing import Any
 
 __all__ = ["public"]
 
-_NAME = r"[\w.-]+"
+_NAME = r"[\w.%-]+"  # artifact path parts (ids are %XX-escaped)
 
 
 @lru_cache(maxsize=16)
 def _patterns(data_dir: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
     root = re.escape(data_dir.rstrip("/"))
-    artifact = re.compile(rf"{root}/artifacts/{_NAME}/{_NAME}/({_NAME})")
+    # an absolute artifact path, or a data-dir-relative name (not the tail of some other path)
+    artifact = re.compile(rf"(?:{root}/|(?<![\w/.%-]))artifacts/{_NAME}/{_NAME}/({_NAME})")
     other = re.compile(rf"{root}(?:/{_NAME})*/({_NAME})")
     return artifact, other
 
@@ -31,7 +34,7 @@ def public(value: Any, data_dir: str | Path, conversation_id: str) -> Any:
     artifact, other = _patterns(str(data_dir))
 
     def text(s: str) -> str:
-        if str(data_dir) not in s:
+        if str(data_dir) not in s and "artifacts/" not in s:
             return s
         s = artifact.sub(lambda m: f"/artifacts/{conversation_id}/{m.group(1)}", s)
         return other.sub(lambda m: m.group(1), s)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal, NotRequired, TypeVar
 
 from typing_extensions import TypedDict
 
 __all__ = [
+    "artifact_file",
     "AgentChatResponse",
     "AgentExecResult",
     "ExecutionPlan",
@@ -74,7 +76,10 @@ class StreamChunk(TypedDict):
 
 
 def artifacts_of(plan: ExecutionPlan) -> list[str]:
-    """File paths the plan's steps produced, in step order, without duplicates."""
+    """File paths the plan's steps produced, in step order, without duplicates.
+
+    Relative to the data dir (older checkpoints: absolute); `artifact_file` makes a local path.
+    """
     paths: list[str] = []
     for step in plan["steps"]:
         context = step["result"]["context"] if step["result"] else {}
@@ -82,6 +87,12 @@ def artifacts_of(plan: ExecutionPlan) -> list[str]:
             if path not in paths:
                 paths.append(str(path))
     return paths
+
+
+def artifact_file(data_dir: str | Path, name: str) -> Path:
+    """The local file of an artifact named in a plan (relative to `data_dir`, or absolute)."""
+    path = Path(name)
+    return path if path.is_absolute() else Path(data_dir) / path
 
 
 def find_cycle(after: Mapping[H, Sequence[H]]) -> list[H] | None:

@@ -28,6 +28,7 @@ __all__ = [
     "FIELD_KEYS",
     "PV_ANSWER_FIELDS",
     "PV_INPUTS",
+    "artifact_name",
     "artifact_path",
     "base_case",
     "gather_fields",
@@ -242,6 +243,14 @@ def artifact_path(ctx: StepContext, kind: str, suffix: str) -> Path:
     folder = Path(ctx.data_dir) / "artifacts" / _safe(ctx.user_id) / _safe(ctx.conversation_id)
     folder.mkdir(parents=True, exist_ok=True)
     return folder / f"{_safe(ctx.plan_id)}_{kind}.{suffix}"
+
+
+def artifact_name(ctx: StepContext, path: Path) -> str:
+    """How state and stream name an artifact: relative to the data dir, never the server's absolute path.
+
+    Clients turn it into `/artifacts/<conversation>/<file name>` (HTTP) or a local path (CLI).
+    """
+    return path.resolve().relative_to(Path(ctx.data_dir).resolve()).as_posix()
 
 
 def _safe(name: str) -> str:

@@ -9,6 +9,7 @@ searched. Documents: the shipped `tools/kb/docs/` plus the folders of `Context.k
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 from nodes.kit.registry import AgentSpec, InputField
@@ -38,6 +39,22 @@ def topics() -> list[str]:
     documents = scan_documents([SHIPPED_KB_DIR])
     passages = (p for key, path in documents.items() for p in read_document(path, key))
     return list(dict.fromkeys(f"{p.title} {p.tags}".strip() for p in passages))
+
+
+def serves(services: Any, question: str) -> bool:
+    """True when the user's own (or shared) documents hold a passage relevant to `question`.
+
+    Lets the planner send a question about an uploaded document here even when none of the
+    shipped notes' topics match it.
+    """
+    if services.knowledge is None:
+        return False
+    index: KnowledgeIndex = services.knowledge()
+    if not index.uploads.documents(index.owners):
+        return False
+    index.refresh()
+    uploaded = {p.passage_id for p in index.uploads.passages(index.owners)}
+    return any(h.relevant and h.passage.passage_id in uploaded for h in index.search(question, k=3))
 
 
 def run(ctx: StepContext) -> AgentExecResult:
@@ -134,7 +151,8 @@ def _citation(number: int, hit: KbHit) -> dict[str, Any]:
         "n": number,
         "title": p.title,
         "source": p.source,
-        "path": p.doc_key,
+        # a file name, never the server's path (a user's document is keyed by its id, titled by its name)
+        "file": Path(p.doc_key).name if Path(p.doc_key).is_absolute() else p.title,
         "score": round(hit.score, 4),
     }
 
@@ -170,6 +188,7 @@ AGENT = AgentSpec(
     ),
     inputs=(InputField("question", "用户想了解的政策、并网或运维问题"),),
     vocabulary=topics,
+    serves=serves,
     produces=(ANSWER,),
     tools=("kb_search",),
     internal_plan="knowledge.dot",

@@ -14,6 +14,7 @@ from nodes.agents._pv import (
     CASE,
     PV_ANSWER_FIELDS,
     PV_INPUTS,
+    artifact_name,
     artifact_path,
     base_case,
     headline_inputs,
@@ -63,19 +64,21 @@ def run(ctx: StepContext) -> AgentExecResult:
     md_path.write_text(markdown, encoding="utf-8")
     html_path.write_text(to_html(case, sections, lang), encoding="utf-8")
     base = save_case(ctx, case)["case"]
-    headline = {"inputs": headline_inputs(case["inputs"]), "base": base, "report_path": str(md_path)}
+    # State, stream and summary name files relative to the data dir (output text: by file name).
+    report_path = artifact_name(ctx, md_path)
+    headline = {"inputs": headline_inputs(case["inputs"]), "base": base, "report_path": report_path}
     data_id = ctx.save_result(REPORT, {"markdown": markdown, **headline}, headline)
-    artifacts = [str(md_path), str(html_path), str(chart)]
+    artifacts = [artifact_name(ctx, p) for p in (md_path, html_path, chart)]
     if lang == "en":
         where = f" (content id {data_id})" if data_id else ""
         extra = ", with the sensitivity analysis" if sensitivity else ""
-        output = f"Report written{extra}:\nMarkdown: {md_path}\nHTML: {html_path}{where}"
+        output = f"Report written{extra}:\nMarkdown: {md_path.name}\nHTML: {html_path.name}{where}"
     else:
         where = f"（内容编号 {data_id}）" if data_id else ""
         extra = "，含敏感性分析" if sensitivity else ""
-        output = f"测算报告已生成{extra}：\nMarkdown：{md_path}\nHTML：{html_path}{where}"
+        output = f"测算报告已生成{extra}：\nMarkdown：{md_path.name}\nHTML：{html_path.name}{where}"
     context = {
-        "report_path": str(md_path),
+        "report_path": report_path,
         "data_id": data_id,
         "artifacts": artifacts,
         "inputs": headline_inputs(case["inputs"]),

@@ -15,6 +15,7 @@ from nodes.agents._pv import (
     CASE,
     PV_ANSWER_FIELDS,
     PV_INPUTS,
+    artifact_name,
     artifact_path,
     base_case,
     headline_inputs,
@@ -54,7 +55,7 @@ def run(ctx: StepContext) -> AgentExecResult:
     table = sensitivity_table(inputs)
     ctx.emit(pick(lang, "正在绘制龙卷风图…", "Drawing the tornado chart…"))
     chart = tornado_chart(table["tornado"], case["results"]["npv"], artifact_path(ctx, "tornado", "png"))
-    output = _summary(case, table, str(chart), lang)
+    output = _summary(case, table, chart.name, lang)
     base = save_case(ctx, case)["case"]
     payload = {
         "base": base,
@@ -65,7 +66,7 @@ def run(ctx: StepContext) -> AgentExecResult:
     }
     headline = {"inputs": headline_inputs(inputs), "base": base}
     ref = ctx.save_result(SENSITIVITY, payload, headline)
-    context: dict[str, Any] = {**headline, "sensitivity": ref, "artifacts": [str(chart)]}
+    context: dict[str, Any] = {**headline, "sensitivity": ref, "artifacts": [artifact_name(ctx, chart)]}
     ctx.record_tool_call("pv_sensitivity", {"inputs": inputs}, output, context)
     return ctx.result("completed", output, context)
 

@@ -57,7 +57,9 @@ class AgentSpec:
     from the clause's structure that it asks for this agent (e.g. a stated target); `recall(question,
     headline, lang)` answers a question about a figure of this agent's latest result (or "");
     `vocabulary()` adds texts the planner matches requests against (e.g. the knowledge base's
-    titles). `internal_plan` is the agent's internal plan (EP) as a `.dot` file — a relative path is
+    titles). `serves(services, request)` is asked when no agent matched a request by words: True
+    when the agent can serve it from the run's own data (the knowledge agent: a user's documents
+    hold a relevant passage). `internal_plan` is the agent's internal plan (EP) as a `.dot` file — a relative path is
     read from `nodes/agents/plans/` — whose `toolCode`s must be among `tools`; it is checked when
     the registry loads (`nodes.kit.ep_plans`). `answer_fields` are further fields a structured
     answer to the agent's question may set by name (not listed to the planner); an answer setting
@@ -75,6 +77,7 @@ class AgentSpec:
     claims: Callable[[str], bool] | None = None
     recall: Callable[[str, dict, str], str] | None = None
     vocabulary: Callable[[], Sequence[str]] | None = None
+    serves: Callable[[Any, str], bool] | None = None
     tools: tuple[str, ...] = ()
     internal_plan: str | Path | None = None
     answer_fields: tuple[InputField, ...] = ()

@@ -3,20 +3,27 @@
 Chroma is the single record of what is indexed: each passage's metadata holds its file key and
 content hash, so `refresh()` embeds only files that are new or changed and deletes passages of
 files that are gone. The BM25 side is rebuilt in memory from the stored passages.
+
+Users' own documents (`plangraph kb add`, `PUT /kb/documents/…`) live beside them in an
+`UploadStore`; `for_user(user)` is the index as one user's knowledge agent sees it: the folder
+documents, the shared documents and that user's own, never another user's.
 """
 
 from __future__ import annotations
 
+import copy
 import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
 from tools.kb.corpus import KbPassage, file_sha, read_document, scan_documents
-from tools.kb.search import HybridRanker, KbHit, RankerSettings
+from tools.kb.search import HybridRanker, KbHit, RankerSettings, passage_tokens
+from tools.kb.uploads import SHARED, UploadStore
 
 __all__ = ["IndexReport", "KnowledgeIndex", "embedding_id"]
 
@@ -49,6 +56,7 @@ class KnowledgeIndex:
     """Passages of the documents under `dirs`, stored under `data_dir/kb/chroma` (or the PLANGRAPH_CHROMA_URL server).
 
     One instance per data dir and process; `refresh` and `search` are serialised by a lock.
+    Without a user it sees the folder documents and the shared uploads.
     """
 
     def __init__(
@@ -70,8 +78,36 @@ class KnowledgeIndex:
             embedding_function=ChromaEmbeddings(embeddings),  # type: ignore[arg-type]
             metadata={"hnsw:space": "cosine"},
         )
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._ranker: HybridRanker | None = None
+        self.user: str | None = None
+        self.uploads = UploadStore(
+            Path(data_dir) / "kb",
+            client.get_or_create_collection(
+                f"kbu-{embedding_id(embeddings)}",
+                embedding_function=ChromaEmbeddings(embeddings),  # type: ignore[arg-type]
+                metadata={"hnsw:space": "cosine"},
+            ),
+            embeddings,
+        )
+        self._seen: tuple[Any, ...] | None = None  # (folder passages, uploads version) of the ranker
+        self._folder_tokens: dict[str, list[str]] = {}  # shared by the user views (shallow copies)
+        self._views: dict[str, KnowledgeIndex] = {}
+
+    def for_user(self, user: str) -> KnowledgeIndex:
+        """The index as `user` sees it (folder documents, shared uploads and the user's own)."""
+        with self._lock:
+            view = self._views.get(user)
+            if view is None:
+                view = copy.copy(self)
+                view.user, view._ranker, view._seen, view._views = user, None, None, {}
+                self._views[user] = view
+            return view
+
+    @property
+    def owners(self) -> list[str]:
+        """The upload owners this index searches: shared, plus its user."""
+        return [SHARED] if self.user is None else [SHARED, self.user]
 
     def refresh(self) -> IndexReport:
         """Index new and changed files, drop passages of deleted files."""
@@ -88,8 +124,17 @@ class KnowledgeIndex:
             updated = sum(1 for key in fresh if key in known)
             gone = sum(1 for key in known if key not in files)
             report = IndexReport(len(fresh) - updated, updated, gone, len(files) - len(fresh))
-            if report.changed or self._ranker is None:
-                self._ranker = HybridRanker(self._stored_passages(), self.settings)
+            version = self.uploads.version(self.owners)
+            seen = (hash(tuple(sorted(pid for pid, m in rows if m["doc_key"] in files))), version)
+            if report.changed or self._ranker is None or seen != self._seen:
+                folder = self._stored_passages()
+                for p in folder:
+                    if p.passage_id not in self._folder_tokens:
+                        self._folder_tokens[p.passage_id] = passage_tokens(p)
+                tokens = {**self._folder_tokens, **self.uploads.tokens(self.owners)}
+                passages = folder + self.uploads.passages(self.owners)
+                self._ranker = HybridRanker(passages, self.settings, tokens)
+                self._seen = (hash(tuple(sorted(p.passage_id for p in folder))), version)
             return report
 
     def search(self, query: str, k: int = 5) -> list[KbHit]:
@@ -97,16 +142,19 @@ class KnowledgeIndex:
         with self._lock:
             if self._ranker is None:
                 raise RuntimeError("KnowledgeIndex.search called before refresh(); call refresh() first.")
-            count = self._collection.count()
-            if not count or not query.strip():
+            if not self._ranker.passages or not query.strip():
                 return []
-            found = self._collection.query(
-                query_embeddings=[self.embeddings.embed_query(query)],  # type: ignore[arg-type]
-                n_results=min(count, 50),
-                include=["distances"],
-            )
-            ids, distances = found["ids"][0], (found["distances"] or [[]])[0]
-            vector = {pid: 1.0 - float(d) for pid, d in zip(ids, distances, strict=True)}
+            embedding = self.embeddings.embed_query(query)
+            vector = self.uploads.vector_scores(embedding, self.owners)
+            count = self._collection.count()
+            if count:
+                found = self._collection.query(
+                    query_embeddings=[embedding],  # type: ignore[arg-type]
+                    n_results=min(count, 50),
+                    include=["distances"],
+                )
+                ids, distances = found["ids"][0], (found["distances"] or [[]])[0]
+                vector.update({pid: 1.0 - float(d) for pid, d in zip(ids, distances, strict=True)})
             return self._ranker.rank(query, vector, k)
 
     def query_terms(self, query: str) -> list[str]:

@@ -10,12 +10,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 from memory.bm25 import IncrementalBM25
 from memory.text import QUESTION_WORDS, tokenize
 from tools.kb.corpus import KbPassage
 
-__all__ = ["HybridRanker", "KbHit", "RankerSettings"]
+__all__ = ["HybridRanker", "KbHit", "RankerSettings", "passage_tokens"]
 
 
 @dataclass(frozen=True)
@@ -39,13 +40,28 @@ class KbHit:
     relevant: bool
 
 
+def passage_tokens(passage: KbPassage) -> list[str]:
+    """The BM25 tokens of a passage (title, tags, English summary and text)."""
+    return tokenize(f"{passage.title}\n{passage.tags}\n{passage.english}\n{passage.text}")
+
+
 class HybridRanker:
     """Ranks a fixed set of passages; rebuild it when the passages change (it is cheap)."""
 
-    def __init__(self, passages: Sequence[KbPassage], settings: RankerSettings | None = None) -> None:
+    def __init__(
+        self,
+        passages: Sequence[KbPassage],
+        settings: RankerSettings | None = None,
+        tokens: Mapping[str, Sequence[str]] | None = None,
+    ) -> None:
+        """`tokens` maps passage ids to their `passage_tokens` when already known (saves re-tokenizing)."""
         self.passages = list(passages)
         self.settings = settings or RankerSettings()
-        docs = [tokenize(f"{p.title}\n{p.tags}\n{p.english}\n{p.text}") for p in self.passages]
+        known = tokens or {}
+        docs = [
+            list(known[p.passage_id]) if p.passage_id in known else passage_tokens(p) for p in self.passages
+        ]
+        self._position = {p.passage_id: i for i, p in enumerate(self.passages)}
         self._terms = [set(d) for d in docs]
         self._bm25 = IncrementalBM25()
         for i, doc in enumerate(docs):
@@ -73,17 +89,21 @@ class HybridRanker:
         terms = self.query_terms(query)
         if not self.passages or not terms:
             return []
-        matched = self._bm25.scores(terms)
-        raw = [float(matched.get(i, 0.0)) for i in range(len(self.passages))]
-        top = max(raw) if max(raw) > 0 else 1.0
+        matched: dict[int, float] = self._bm25.scores(terms)  # type: ignore[assignment]  # keys: positions
+        top = max([float(v) for v in matched.values() if v > 0], default=1.0)
         weights = self.term_weights(terms)
         total = sum(weights.values())
         s = self.settings
+        # Only passages holding a query term or a vector score can rank above zero; the rest (all
+        # alike at score 0) fill up to k in passage order, as a full sort would leave them.
+        scored = set(matched) | {self._position[p] for p in vector_scores if p in self._position}
+        filler = list(islice((i for i in range(len(self.passages)) if i not in scored), k))
         hits = []
-        for passage, terms_in, bm25 in zip(self.passages, self._terms, raw, strict=True):
-            coverage = sum(w for t, w in weights.items() if t in terms_in) / total
+        for i in sorted([*scored, *filler]):
+            passage = self.passages[i]
+            coverage = sum(w for t, w in weights.items() if t in self._terms[i]) / total
             vector = max(0.0, float(vector_scores.get(passage.passage_id, 0.0)))
-            bm25_norm = max(0.0, bm25) / top
+            bm25_norm = max(0.0, float(matched.get(i, 0.0))) / top
             score = s.bm25_weight * bm25_norm + (1 - s.bm25_weight) * vector
             relevant = coverage >= s.min_coverage or vector >= s.min_vector
             hits.append(KbHit(passage, score, bm25_norm, vector, coverage, relevant))

@@ -70,7 +70,8 @@ def test_knowledge_index_on_the_server(chroma_url, tmp_path):
     assert hits and any("上网" in h.passage.text for h in hits)
     [(_, count)] = _stored(chroma_url, "kb-").items()
     assert count >= report.added
-    assert not (tmp_path / "kb").exists()
+    # no local PersistentClient (the catalog of users' documents, kb/uploads.sqlite, is local like plans.sqlite)
+    assert not (tmp_path / "kb" / "chroma").exists()
     again = KnowledgeIndex(
         tmp_path / "elsewhere", [SHIPPED_KB_DIR], DeterministicFakeEmbedding(size=48), chroma_url=chroma_url
     )

@@ -49,3 +49,17 @@ def test_conversation_list_has_one_row_per_conversation_from_its_newest_plan():
         ("c2", "生成报告", "已完成", 1),
     ]
     assert rows[0]["question"] == "装机容量是多少？" and rows[1]["question"] is None
+
+
+def test_data_dir_relative_artifact_names_become_urls_too():
+    value = {
+        "summary": "生成的文件：\n- artifacts/alice/c1/plan_1_report.md\n- artifacts/al%2Fice/c1/plan_1_tornado.png",
+        "context": {"artifacts": ["artifacts/alice/c1/plan_1_report.html"]},
+        "other": "see docs/artifacts/a/b/c.md and /opt/x/artifacts/a/b/c.md",  # not ours: left alone
+    }
+    out = public(value, ROOT, "c1")
+    assert (
+        out["summary"] == "生成的文件：\n- /artifacts/c1/plan_1_report.md\n- /artifacts/c1/plan_1_tornado.png"
+    )
+    assert out["context"] == {"artifacts": ["/artifacts/c1/plan_1_report.html"]}
+    assert out["other"] == value["other"]

@@ -1,7 +1,5 @@
 """The PV sub-agents run on a StepContext built directly, with in-memory agent memories."""
 
-from pathlib import Path
-
 import pytest
 
 from nodes.agents import pv_calc, report, reverse_opt, sensitivity
@@ -134,7 +132,9 @@ def test_s2_sensitivity_and_report_from_memory(conv):
     capex_up = next(r for r in rows if r["variable"] == "capex_yuan_per_w" and r["change"] == 0.2)
     assert capex_up["irr"] < base["results"]["irr"] and capex_up["npv"] < base["results"]["npv"]
     [chart] = sens["context"]["artifacts"]
-    assert Path(chart).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and sens["context"]["artifacts"] == [chart]
+    assert (conv.tmp_path / chart).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and sens["context"][
+        "artifacts"
+    ] == [chart]
 
     rep = conv.run(report, S2, plan="plan-2", seq=1, deps={0: sens})
     ctx = rep["context"]
@@ -143,10 +143,10 @@ def test_s2_sensitivity_and_report_from_memory(conv):
         and ctx["data_id"] == conv.results.latest("report").ref
         and ctx["with_sensitivity"]
     )
-    markdown = Path(ctx["report_path"]).read_text(encoding="utf-8")
+    markdown = (conv.tmp_path / ctx["report_path"]).read_text(encoding="utf-8")
     assert "杭州市余杭区" in markdown and "敏感性分析" in markdown and "逐年现金流" in markdown
     html = next(p for p in ctx["artifacts"] if p.endswith(".html"))
-    assert "<table>" in Path(html).read_text(encoding="utf-8")
+    assert "<table>" in (conv.tmp_path / html).read_text(encoding="utf-8")
     assert ctx["report_path"] in ctx["artifacts"]
 
 
@@ -159,7 +159,7 @@ def test_report_rerun_overwrites_and_follows_changed_inputs(conv):
     again = conv.run(report, "生成测算报告", seq=1, deps={0: changed})
     assert sorted(p.name for p in folder.iterdir()) == files
     assert again["context"]["report_path"] == rep["context"]["report_path"]
-    assert "深圳市" in Path(again["context"]["report_path"]).read_text(encoding="utf-8")
+    assert "深圳市" in (conv.tmp_path / again["context"]["report_path"]).read_text(encoding="utf-8")
 
 
 def test_sensitivity_caps_self_consumption(conv):
@@ -252,5 +252,5 @@ def test_english_request_gets_english_text_and_bad_values_are_named(conv):
     both = conv.run(pv_calc, "户用5MW，成都，测算", plan="plan-3")
     assert both["status"] == "interrupted" and "5000 kW" in both["output"] and "工商业" in both["output"]
     rep = conv.run(report, "Write the report for it in English", plan="plan-4")
-    markdown = Path(rep["context"]["report_path"]).read_text(encoding="utf-8")
+    markdown = (conv.tmp_path / rep["context"]["report_path"]).read_text(encoding="utf-8")
     assert markdown.startswith("# PV economics report: Changsha") and "## Cash flow by year" in markdown
