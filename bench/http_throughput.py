@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import os
 import re
 import shutil
@@ -23,11 +24,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import http_load  # noqa: E402
 from http_load import ROOT, _start_server, run_load  # noqa: E402
 
 DOC = ROOT / "docs" / "benchmarks.md"
@@ -55,10 +58,14 @@ def _top(folded: Path, n: int = 15) -> list[tuple[int, float, str]]:
     return [(c, 100 * c / max(total, 1), name) for name, c in inclusive.most_common(n)]
 
 
-def cell(embeddings: str, size: int, profile: Path | None) -> dict:
-    """One server, `size` conversations; requests/s, resume p50/p95, CPU utilisation."""
+def cell(embeddings: str, size: int, profile: Path | None, tree: Path = ROOT) -> dict:
+    """One server (run from `tree`), `size` conversations; requests/s, resume p50/p95, CPU utilisation."""
     with tempfile.TemporaryDirectory(prefix="plangraph-throughput-") as data_dir:
-        proc, base = _start_server(data_dir, embeddings)
+        http_load.ROOT = tree  # the server's working directory, first on its sys.path (-m)
+        try:
+            proc, base = _start_server(data_dir, embeddings)
+        finally:
+            http_load.ROOT = ROOT
         spy = None
         try:
             load = Path("/proc/loadavg").read_text().split()[0]
@@ -101,6 +108,7 @@ def main() -> int:
     ap.add_argument("--sizes", default="20,50")
     ap.add_argument("--embeddings", default="hash,minilm")
     ap.add_argument("--profile", action="store_true", help="py-spy the server during the first cell")
+    ap.add_argument("--ref", help="also serve from this git commit, each cell side by side")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     if args.profile and not shutil.which("py-spy", path=str(Path(sys.executable).parent)):
@@ -108,29 +116,36 @@ def main() -> int:
     head = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     )
-    rows, top = [], []
+    rows: list[str] = []
+    top: list[tuple[int, float, str]] = []
     folded = Path(tempfile.mkdtemp()) / "server.txt" if args.profile else None
-    for embeddings in args.embeddings.split(","):
-        for size in [int(s) for s in args.sizes.split(",")]:
-            r = cell(embeddings, size, folded if not rows else None)
-            rows.append(
-                f"| {embeddings} | {size} | {'yes' if r['ok'] else 'NO'} | {r['wall']:.1f} | {r['rps']:.2f} | "
-                f"{r['p50']:.2f} | {r['p95']:.2f} | {100 * r['util']:.0f} % | {r['cpu_per_conv']:.2f} | {r['load']} |"
-            )
-            print(rows[-1], flush=True)
-            if folded is not None and not top and folded.exists():
-                top = _top(folded)
+    with contextlib.ExitStack() as stack:
+        trees = {head.stdout.strip(): ROOT}
+        if args.ref:
+            trees[args.ref] = stack.enter_context(checkout(args.ref))
+        for embeddings in args.embeddings.split(","):
+            for size in [int(s) for s in args.sizes.split(",")]:
+                for name, tree in trees.items():
+                    r = cell(embeddings, size, folded if not rows else None, tree)
+                    rows.append(
+                        f"| {name} | {embeddings} | {size} | {'yes' if r['ok'] else 'NO'} | {r['wall']:.1f} | "
+                        f"{r['rps']:.2f} | {r['p50']:.2f} | {r['p95']:.2f} | {100 * r['util']:.0f} % | "
+                        f"{r['cpu_per_conv']:.2f} | {r['load']} |"
+                    )
+                    print(rows[-1], flush=True)
+                    if folded is not None and not top and folded.exists():
+                        top = _top(folded)
     table = "\n".join(
         [
-            "| embeddings | conversations | all correct | wall s | requests/s | resume→report p50 s | p95 s | "
+            "| tree | embeddings | conversations | all correct | wall s | requests/s | resume→report p50 s | p95 s | "
             "server CPU utilisation | server CPU s per conversation | load avg |",
-            "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+            "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
             *rows,
         ]
     )
     body = f"""## HTTP throughput: 20 and 50 concurrent S1 conversations
 
-Command: `PYTHONPATH=. .venv/bin/python bench/http_throughput.py --sizes {args.sizes} --embeddings {args.embeddings}`
+Command: `PYTHONPATH=. .venv/bin/python bench/http_throughput.py --sizes {args.sizes} --embeddings {args.embeddings}{" --ref " + args.ref if args.ref else ""}`
 (commit {head.stdout.strip()}, {os.cpu_count()} CPUs, {datetime.now():%Y-%m-%d %H:%M}). Each row: a fresh
 `plangraph serve`, N conversations at once (S1 → question → resume → report → GET /plans = 3
 requests each). Utilisation = the server's CPU seconds ÷ (wall × CPUs); "load avg" is the 1-minute
@@ -153,6 +168,22 @@ reach 100 % and the wall times are inflated.
             text = text.rstrip() + "\n\n" + block + "\n"
         DOC.write_text(text, encoding="utf-8")
     return 0 if all("| yes |" in r for r in rows) else 1
+
+
+@contextlib.contextmanager
+def checkout(ref: str) -> Iterator[Path]:
+    """`ref` in a temporary detached worktree (removed afterwards)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = Path(tmp) / "tree"
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), ref],
+            check=True,
+            capture_output=True,
+        )
+        try:
+            yield tree
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)
 
 
 if __name__ == "__main__":
