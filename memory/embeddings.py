@@ -116,9 +116,13 @@ class MiniLMEmbeddings(Embeddings):
         return self._encode([text])[0]
 
 
-@cache
 def default_embeddings(cache_dir: str = "") -> MiniLMEmbeddings:
     """The process-wide packaged MiniLM (one model in memory however many stores use it)."""
+    return _shared_minilm(str(cache_dir or ""))
+
+
+@cache
+def _shared_minilm(cache_dir: str) -> MiniLMEmbeddings:
     return MiniLMEmbeddings(cache_dir=cache_dir or None)
 
 
