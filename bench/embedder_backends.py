@@ -60,6 +60,15 @@ def main() -> None:
             f"{len(docs) / doc_wall:.0f} | {cosine:.5f} |",
             flush=True,
         )
+    # Would batching the queries of concurrent turns pay? CPU per query, one at a time vs in batches.
+    emb = MiniLMEmbeddings(backend="onnx")
+    for size in (1, 4, 8, 16):
+        c = time.process_time()
+        for i in range(0, len(queries), size):
+            emb.embed_documents(queries[i : i + size])
+        print(
+            f"onnx, queries in batches of {size}: {1000 * (time.process_time() - c) / len(queries):.2f} ms CPU per query"
+        )
     print(f"load average {Path('/proc/loadavg').read_text().split()[0]}")
 
 
