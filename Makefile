@@ -21,6 +21,9 @@ $(BIN)/.installed: pyproject.toml constraints.txt
 	# torch first and alone: the local CPU build; an unpinned torch pulls GBs of CUDA wheels.
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -c constraints.txt -e '.[dev]'
+	# Export the packaged MiniLM to ONNX once now (PLANGRAPH_MODEL_CACHE, default ~/.cache/plangraph),
+	# so the first `plangraph run` does not pay it.
+	$(BIN)/python -c "from graphs.context import Context; from graphs.services import embeddings_for; embeddings_for(Context(embeddings='minilm')).embed_query('warm up')"
 	touch $@
 
 install: $(BIN)/.installed

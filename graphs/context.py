@@ -116,6 +116,13 @@ class Context:
         default_factory=lambda: os.environ.get("PLANGRAPH_EMBEDDINGS_MODEL", "text-embedding-3-small"),
         metadata={"description": "Model name when embeddings = openai (env PLANGRAPH_EMBEDDINGS_MODEL)."},
     )
+    model_cache_dir: str = field(
+        default_factory=lambda: os.environ.get("PLANGRAPH_MODEL_CACHE", ""),
+        metadata={
+            "description": "Where the packaged MiniLM's one-time ONNX export is kept (env PLANGRAPH_MODEL_CACHE); "
+            "empty = ~/.cache/plangraph."
+        },
+    )
     chroma_url: str = field(
         default_factory=lambda: os.environ.get("PLANGRAPH_CHROMA_URL", ""),
         metadata={

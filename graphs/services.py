@@ -32,7 +32,9 @@ __all__ = ["ServiceHub", "chat_model", "embeddings_for"]
 
 def embeddings_for(ctx: Context) -> Embeddings:
     """The embedding model the Context names (`minilm`, `hash` or `openai`)."""
-    return make_embeddings(ctx.embeddings, ctx.embeddings_model, ctx.model_base_url, model_api_key())
+    return make_embeddings(
+        ctx.embeddings, ctx.embeddings_model, ctx.model_base_url, model_api_key(), ctx.model_cache_dir
+    )
 
 
 def chat_model(ctx: Context, kind: str = "step", endpoint: Endpoint | None = None) -> BaseChatModel | None:

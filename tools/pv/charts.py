@@ -2,11 +2,18 @@
 
 Labels are Chinese when a CJK font is installed; otherwise English, because matplotlib's
 bundled fonts have no CJK glyphs and would draw empty boxes.
+
+Charts were the largest cost of an S1 turn in the server profile (docs/benchmarks.md,
+http-throughput): the same case is drawn once per process (PNG bytes kept by the chart's data,
+an LRU of 64), and fixed margins replace `tight_layout`, which drew every figure twice.
 """
 
 from __future__ import annotations
 
-from functools import cache
+import io
+import json
+from collections.abc import Callable
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,20 +48,49 @@ def _label(zh: str, en: str) -> str:
     return zh if cjk_font() else en
 
 
-def _figure(width: float, height: float) -> tuple[Figure, Any]:
+def _figure(width: float, height: float, left: float) -> tuple[Figure, Any]:
     # Imported here so loading the agent registry does not load matplotlib.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, height), dpi=100)
     FigureCanvasAgg(fig)
+    fig.subplots_adjust(left=left, right=0.97, top=0.92, bottom=0.12)
     return fig, fig.add_subplot()
+
+
+def _png(fig: Figure) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+@lru_cache(maxsize=64)
+def _rendered(kind: str, data: str) -> bytes:
+    """PNG bytes of one chart, by its kind and its data as canonical JSON (drawn once per process)."""
+    return _DRAW[kind](json.loads(data))
+
+
+def _write(kind: str, data: dict[str, Any], path: Path) -> Path:
+    key = json.dumps({**data, "font": cjk_font()}, sort_keys=True, ensure_ascii=False, default=str)
+    path.write_bytes(_rendered(kind, key))
+    return path
 
 
 def tornado_chart(rows: list[dict[str, Any]], base_npv: float, path: Path) -> Path:
     """Horizontal bars of NPV at −20 % and +20 % of each variable around the base NPV."""
+    return _write("tornado", {"rows": rows, "base_npv": base_npv}, path)
+
+
+def cashflow_chart(cashflow: list[dict[str, Any]], path: Path) -> Path:
+    """Yearly net cash flow (bars) and cumulative cash flow (line), in 万元."""
+    return _write("cashflow", {"cashflow": cashflow}, path)
+
+
+def _draw_tornado(data: dict[str, Any]) -> bytes:
+    rows, base_npv = data["rows"], data["base_npv"]
     font = cjk_font()
-    fig, ax = _figure(8, 4.5)
+    fig, ax = _figure(8, 4.5, left=0.2)
     spans = sorted(rows, key=lambda r: abs(r["npv_high"] - r["npv_low"]))
     labels = [r["label"] if font else r["label_en"] for r in spans]
     for i, r in enumerate(spans):
@@ -69,15 +105,13 @@ def tornado_chart(rows: list[dict[str, Any]], base_npv: float, path: Path) -> Pa
     ax.set_title(
         _label("敏感性分析（龙卷风图）", "Sensitivity of NPV (tornado)"), family=font or "DejaVu Sans"
     )
-    fig.tight_layout()
-    fig.savefig(path, format="png")
-    return path
+    return _png(fig)
 
 
-def cashflow_chart(cashflow: list[dict[str, Any]], path: Path) -> Path:
-    """Yearly net cash flow (bars) and cumulative cash flow (line), in 万元."""
+def _draw_cashflow(data: dict[str, Any]) -> bytes:
+    cashflow = data["cashflow"]
     font = cjk_font()
-    fig, ax = _figure(8, 4.5)
+    fig, ax = _figure(8, 4.5, left=0.1)
     years = [row["year"] for row in cashflow]
     ax.bar(
         years,
@@ -98,6 +132,7 @@ def cashflow_chart(cashflow: list[dict[str, Any]], path: Path) -> Path:
     ax.set_ylabel(_label("万元", "10k CNY"), family=font or "DejaVu Sans")
     ax.set_title(_label("项目现金流", "Project cash flow"), family=font or "DejaVu Sans")
     ax.legend(prop={"family": font or "DejaVu Sans"})
-    fig.tight_layout()
-    fig.savefig(path, format="png")
-    return path
+    return _png(fig)
+
+
+_DRAW: dict[str, Callable[[dict[str, Any]], bytes]] = {"tornado": _draw_tornado, "cashflow": _draw_cashflow}
