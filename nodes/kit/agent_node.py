@@ -92,6 +92,8 @@ def make_agent_node(spec: AgentSpec, services: ServicesFactory):  # noqa: ANN201
             settings=ctx,
             ep=start_ep(spec, plan["planId"], seq, step["result"], plan["context"], results.load),
             window=lambda prompt, request: svc.agent_window(spec.name, prompt, request),
+            previous=previous,
+            tools=lambda todo_id: svc.agent_tools(spec.name, todo_id),
         )
         log.info("step %s (%s) starting; plan %s", seq, spec.name, plan["planId"])
         try:

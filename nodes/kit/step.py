@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.tools import BaseTool
 
 from graphs.context import Context
 from memory.types import memory_namespace
@@ -93,6 +94,18 @@ class StepContext:
     settings: Context = field(default_factory=lambda: Context(conversation_id="test"))
     ep: EPTracker | None = None
     window: Callable[[str, str], list[BaseMessage]] | None = None
+    previous: AgentExecResult | None = None
+    tools: Callable[[str | None], list[BaseTool]] | None = None
+
+    @property
+    def todo_id(self) -> str:
+        """The step's sub-task id (`todo_<plan>_<seqNo>`): its messages and blocks are scoped to it."""
+        return f"todo_{self.plan_id[:8]}_{self.seq_no}"
+
+    def answer(self) -> str:
+        """The user's newest answer to this step's question ("" when none)."""
+        answers = self.plan_context.get("answers", {}).get(str(self.seq_no), [])
+        return str(answers[-1]) if answers else ""
 
     def prompt(self, system_prompt: str, request: str) -> list[BaseMessage]:
         """Messages for one model call of this agent, ending with `request`.
