@@ -88,7 +88,9 @@ def test_unknown_tool_and_malformed_arguments_come_back_as_errors_listing_what_i
     assert unknown.startswith("Error: unknown tool 'web_search'; available: knowledge_search, search_block")
     assert "ask_user" in unknown
     assert "not valid JSON" in _tool_messages(loop[2])[-1]["content"]
-    assert _tool_messages(loop[3])[-1]["content"].startswith("Error: invalid arguments for 'knowledge_search'")
+    assert _tool_messages(loop[3])[-1]["content"].startswith(
+        "Error: invalid arguments for 'knowledge_search'"
+    )
     assert '"query"' in _tool_messages(loop[3])[-1]["content"]
 
 
