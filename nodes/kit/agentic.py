@@ -143,7 +143,10 @@ def _model(state: LoopState, runtime: Runtime[LoopRun]) -> dict[str, Any]:
             "reason": f"the step's token budget of {run.max_tokens} would be passed "
             f"({state['tokens']} spent, next prompt ≈ {estimate})",
         }
-    bound = run.model.bind_tools(run.all_tools(), tool_choice="auto")
+    try:
+        bound = run.model.bind_tools(run.all_tools(), tool_choice="auto")  # servers drop tools without it
+    except NotImplementedError:
+        return {"stop": "exhausted", "reason": f"the chat model {type(run.model).__name__} cannot call tools"}
     try:
         reply = stream_model(bound, prompt, lambda text: None)
     except TRANSIENT_ERRORS:
