@@ -19,7 +19,7 @@ from graphs.state import StepInput
 from nodes.kit.ep import start_ep
 from nodes.kit.registry import AgentSpec
 from nodes.kit.services import ServicesFactory
-from nodes.kit.step import StepContext
+from nodes.kit.step import StepContext, todo_id_of
 from tools.contracts import AgentChatResponse, AgentExecResult, StreamChunk
 from tools.faults import is_service_fault
 from tools.results import Results
@@ -94,6 +94,13 @@ def make_agent_node(spec: AgentSpec, services: ServicesFactory):  # noqa: ANN201
             window=lambda prompt, request: svc.agent_window(spec.name, prompt, request),
             previous=previous,
             tools=lambda todo_id: svc.agent_tools(spec.name, todo_id),
+            earlier=lambda: svc.todo_tool(
+                {
+                    todo_id_of(plan["planId"], s["seqNo"]): s["agentName"]
+                    for s in plan["steps"]
+                    if s["seqNo"] < seq
+                }
+            ),
         )
         log.info("step %s (%s) starting; plan %s", seq, spec.name, plan["planId"])
         try:

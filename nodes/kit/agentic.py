@@ -43,7 +43,7 @@ from langchain_core.messages import (
     messages_to_dict,
 )
 from langchain_core.tools import BaseTool, StructuredTool
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
@@ -153,8 +153,8 @@ def _model(state: LoopState, runtime: Runtime[LoopRun]) -> dict[str, Any]:
         raise  # the step node's RetryPolicy retries it
     except _STOPPING_ERRORS as error:
         return {"stop": "exhausted", "reason": f"the model call failed: {type(error).__name__}: {error}"}
-    usage = reply.usage_metadata or {}
-    spent = int(usage.get("total_tokens") or 0) or estimate + count_message_tokens(reply)
+    reported = reply.usage_metadata["total_tokens"] if reply.usage_metadata else 0
+    spent = reported or estimate + count_message_tokens(reply)
     update: dict[str, Any] = {
         "messages": [reply],
         "turns": state["turns"] + 1,
@@ -218,9 +218,7 @@ def _invoke(tool: BaseTool, call: Any) -> ToolMessage:
     try:
         result = tool.invoke({**call, "type": "tool_call"})
     except ValidationError as error:
-        schema = json.dumps(
-            tool.tool_call_schema.model_json_schema().get("properties", {}), ensure_ascii=False
-        )
+        schema = json.dumps(tool.get_input_jsonschema().get("properties", {}), ensure_ascii=False)
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
         return _error(
             call["id"] or "", f"invalid arguments for {tool.name!r} ({problems}); its arguments: {schema}"
@@ -228,7 +226,7 @@ def _invoke(tool: BaseTool, call: Any) -> ToolMessage:
     message = (
         result if isinstance(result, ToolMessage) else ToolMessage(str(result), tool_call_id=call["id"] or "")
     )
-    text = message.text
+    text: str = message.text
     if message.status == "error" and not text.startswith("Error:"):
         message.content = text = f"Error: {text}"
     if len(text) > TOOL_OUTPUT_CHARS:
@@ -269,11 +267,11 @@ def _answered(question: str, messages: Sequence[BaseMessage]) -> str:
 
 
 def _after_model(state: LoopState) -> Literal["tools", "__end__"]:
-    return "tools" if not state["stop"] else END
+    return "__end__" if state["stop"] else "tools"
 
 
 def _after_tools(state: LoopState) -> Literal["model", "__end__"]:
-    return "model" if not state["stop"] else END
+    return "__end__" if state["stop"] else "model"
 
 
 _builder = StateGraph(LoopState, context_schema=LoopRun)

@@ -34,10 +34,19 @@ LOOP_KIND = "agent_loop"  # results-index kind of a loop waiting for the user's 
 
 
 def step_tools(ctx: StepContext) -> list[BaseTool]:
-    """The tools every agentic step has: its memory tools (scoped to its todo) and the results index."""
+    """The tools every agentic step has besides its own.
+
+    Its memory tools (scoped to its todo), `search_todo` over the plan's earlier steps (when there
+    are any) and the results index (`find_results`).
+    """
     memory = ctx.tools(ctx.todo_id) if ctx.tools is not None else []
+    earlier = ctx.earlier() if ctx.earlier is not None else None
     recent = getattr(ctx.results, "recent", None)
-    return [*memory, *([make_results_tool(recent)] if recent is not None else [])]
+    return [
+        *memory,
+        *([earlier] if earlier is not None else []),
+        *([make_results_tool(recent)] if recent is not None else []),
+    ]
 
 
 def run_agentic(

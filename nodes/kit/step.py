@@ -24,12 +24,17 @@ if TYPE_CHECKING:
     from nodes.kit.ep import EPTracker
     from tools.kb.index import KnowledgeIndex
 
-__all__ = ["AgentMemory", "InMemoryAgentMemory", "StepContext", "memory_namespace"]
+__all__ = ["AgentMemory", "InMemoryAgentMemory", "StepContext", "memory_namespace", "todo_id_of"]
 
 log = logging.getLogger("plangraph.executor")
 REFLECTION_FACTS = (
     "用户需求：{query}\n本步骤任务：{requirement}\n刚执行完的工具：{tool}\n工具输出（节选）：\n{output}"
 )
+
+
+def todo_id_of(plan_id: str, seq_no: int) -> str:
+    """The sub-task id of a plan step (`todo_<plan>_<seqNo>`; seed 002's `todo_id`)."""
+    return f"todo_{plan_id.removeprefix('plan_')[:12]}_{seq_no}"
 
 
 class AgentMemory(Protocol):
@@ -96,11 +101,12 @@ class StepContext:
     window: Callable[[str, str], list[BaseMessage]] | None = None
     previous: AgentExecResult | None = None
     tools: Callable[[str | None], list[BaseTool]] | None = None
+    earlier: Callable[[], BaseTool | None] | None = None
 
     @property
     def todo_id(self) -> str:
-        """The step's sub-task id (`todo_<plan>_<seqNo>`): its messages and blocks are scoped to it."""
-        return f"todo_{self.plan_id[:8]}_{self.seq_no}"
+        """The step's sub-task id: its messages and blocks are scoped to it (`todo_id_of`)."""
+        return todo_id_of(self.plan_id, self.seq_no)
 
     def answer(self) -> str:
         """The user's newest answer to this step's question ("" when none)."""
@@ -149,12 +155,19 @@ class StepContext:
         call_id = f"call_{uuid.uuid4().hex[:12]}"
         self.memory.add(
             [
-                AIMessage(content="", tool_calls=[{"name": tool_name, "args": args, "id": call_id}]),
+                AIMessage(
+                    content="",
+                    tool_calls=[{"name": tool_name, "args": args, "id": call_id}],
+                    additional_kwargs={"todo_id": self.todo_id},
+                ),
                 ToolMessage(
                     content=output,
                     tool_call_id=call_id,
                     name=tool_name,
-                    additional_kwargs={"structured": json.loads(json.dumps(structured, default=str))},
+                    additional_kwargs={
+                        "structured": json.loads(json.dumps(structured, default=str)),
+                        "todo_id": self.todo_id,
+                    },
                 ),
             ]
         )
@@ -191,7 +204,14 @@ class StepContext:
             elif status == "failed":
                 self.ep.fail()
             context["ep"] = self.ep.dot()
-        self.memory.add([HumanMessage(content=self.requirement), AIMessage(content=output)])
+        todo = {"todo_id": self.todo_id}
+        self.memory.add(
+            [
+                HumanMessage(content=self.requirement, additional_kwargs=todo),
+                AIMessage(content=output, additional_kwargs=todo),
+            ]
+        )
+        context.setdefault("todo_id", self.todo_id)
         return AgentExecResult(
             recordId=f"{self.plan_id}:{self.seq_no}:{uuid.uuid4().hex[:8]}",
             output=output,
