@@ -90,7 +90,7 @@ def run_agentic(
             )
         )
         result = offline(ctx)
-    result["context"]["agentic"] = stats
+    result["context"].update(agentic=stats, todo_id=ctx.todo_id)
     return result
 
 

@@ -211,7 +211,6 @@ class StepContext:
                 AIMessage(content=output, additional_kwargs=todo),
             ]
         )
-        context.setdefault("todo_id", self.todo_id)
         return AgentExecResult(
             recordId=f"{self.plan_id}:{self.seq_no}:{uuid.uuid4().hex[:8]}",
             output=output,

@@ -170,3 +170,72 @@ def test_the_general_assistant_calls_the_pv_tools_and_reads_their_errors(model_e
     assert case["case_id"].startswith("store://") and case["results"]["irr"] > 0
     found = _tool_messages(loop[3])[-1]["content"]
     assert case["case_id"] in found and '"kind": "pv_case"' in found
+
+
+def test_the_step_token_budget_stops_the_loop_before_the_call_that_would_pass_it(
+    model_env, data_dir, monkeypatch
+):
+    monkeypatch.setenv("PLANGRAPH_AGENT_STEP_TOKENS", "1200")
+    script = [
+        _plan("knowledge", "回答余电上网电价"),
+        reply_tool_call("knowledge_search", {"query": "余电上网 上网电价 燃煤基准价"}),
+    ]
+
+    def rest(body):
+        assert "ask_user" not in _tools(body), "no loop turn may follow the budget stop"
+        return reply_text(
+            "余电上网按燃煤基准价结算[1]。" if "知识助手" in body["messages"][0]["content"] else "总结。"
+        )
+
+    with ScriptedOpenAIServer(script, responder=rest) as server:
+        model_env(server)
+        with PlanRunner.open(user_id="u", conversation_id="a6") as runner:
+            outcome = runner.run("余电上网电价是多少？")
+        loop = _loop_requests(server)
+    agentic = outcome.plan["steps"][0]["result"]["context"]["agentic"]
+    assert len(loop) == 1
+    assert agentic["stop"] == "exhausted" and "token budget of 1200" in agentic["reason"]
+    assert outcome.plan["steps"][0]["status"] == "completed"  # answered on the offline path
+
+
+def test_a_later_step_reads_an_earlier_steps_memory_only_by_its_todo_id(model_env, data_dir):
+    steps = [
+        {"seqNo": 0, "agentName": "knowledge", "requirement": "回答组件清洗周期", "dependsOn": []},
+        {"seqNo": 1, "agentName": "assistant", "requirement": "据此安排运维计划", "dependsOn": [0]},
+    ]
+    script = [
+        reply_tool_call("create_plan", {"steps": steps}),
+        reply_tool_call("knowledge_search", {"query": "组件 清洗 周期"}),
+        reply_text("组件一般每年清洗2到4次[1]。"),
+    ]
+    with ScriptedOpenAIServer(script, responder=_summary) as server:
+        model_env(server)
+        with PlanRunner.open(user_id="u", conversation_id="a7") as runner:
+            server.enqueue(
+                lambda body: reply_tool_call("search_block", {"query": "清洗"}),
+                lambda body: reply_tool_call("search_todo", {"todo_id": "todo_nope_0", "query": "清洗"}),
+                lambda body: reply_tool_call(
+                    "search_todo", {"todo_id": _todo_in(body), "query": "组件 清洗"}
+                ),
+                reply_text("运维计划：每季度清洗一次组件。"),
+            )
+            outcome = runner.run("光伏组件多久清洗一次？然后帮我安排运维计划")
+        loop = _loop_requests(server)
+    first, second = outcome.plan["steps"]
+    todo0 = first["result"]["context"]["todo_id"]
+    assert todo0.startswith("todo_") and todo0 != second["result"]["context"]["todo_id"]
+    assistant = [b for b in loop if "search_todo" in _tools(b)]
+    assert len(assistant) == 4 and not any("search_todo" in _tools(b) for b in loop[:2])
+    own = _tool_messages(assistant[1])[-1]["content"]
+    assert "清洗2到4次" not in own  # its own memory (its todo) does not hold the knowledge step's blocks
+    unknown = _tool_messages(assistant[2])[-1]["content"]
+    assert unknown.startswith("Error:") and todo0 in unknown
+    found = _tool_messages(assistant[3])[-1]["content"]
+    assert "清洗2到4次" in found
+    assert second["status"] == "completed"
+
+
+def _todo_in(body) -> str:
+    """The earlier step's todo id, as the model reads it in the search_todo tool's description."""
+    tool = next(t for t in body["tools"] if t["function"]["name"] == "search_todo")
+    return tool["function"]["description"].rsplit("Earlier steps: ", 1)[1].rstrip(".").split(", ")[0]
