@@ -68,4 +68,5 @@ AGENT = AgentSpec(
     ),
     run=run,
     offline=False,
+    agentic=True,
 )

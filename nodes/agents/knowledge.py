@@ -223,4 +223,5 @@ AGENT = AgentSpec(
     produces=(ANSWER,),
     tools=("kb_search",),
     internal_plan="knowledge.dot",
+    agentic=True,
 )

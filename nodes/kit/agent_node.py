@@ -16,6 +16,7 @@ from langgraph.runtime import Runtime
 
 from graphs.context import Context, resolve_context
 from graphs.state import StepInput
+from nodes.kit.agentic import AGENT_LOOP
 from nodes.kit.ep import start_ep
 from nodes.kit.registry import AgentSpec
 from nodes.kit.services import ServicesFactory
@@ -48,6 +49,7 @@ def threaded(node: Callable[..., Any]) -> Runnable:
 
 def make_agent_node(spec: AgentSpec, services: ServicesFactory):  # noqa: ANN201 - a LangGraph node
     """A node that runs `spec` on the step named by the executor's Send payload."""
+    loop = AGENT_LOOP if spec.agentic else None  # named here so LangGraph finds (and draws) the subgraph
 
     def run_step(payload: StepInput, runtime: Runtime[Context]) -> dict[str, Any]:
         svc = services(resolve_context(runtime.context))
@@ -102,7 +104,13 @@ def make_agent_node(spec: AgentSpec, services: ServicesFactory):  # noqa: ANN201
                 }
             ),
         )
-        log.info("step %s (%s) starting; plan %s", seq, spec.name, plan["planId"])
+        log.info(
+            "step %s (%s) starting; plan %s%s",
+            seq,
+            spec.name,
+            plan["planId"],
+            f" ({loop.name} in model mode)" if loop is not None and svc.model is not None else "",
+        )
         try:
             result = spec.run(step_ctx)
         except Exception as exc:

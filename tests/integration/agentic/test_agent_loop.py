@@ -53,7 +53,11 @@ def test_knowledge_agent_searches_then_answers_with_checked_citations(model_env,
         chunks: list[dict] = []
         with PlanRunner.open(user_id="u", conversation_id="a1") as runner:
             outcome = runner.run("分布式光伏余电上网电价怎么定？", on_chunk=chunks.append)
+            saved = list(runner.graph.checkpointer.list({"configurable": {"thread_id": "a1"}}))
         loop = _loop_requests(server)
+    # a checkpoint per loop turn, under the step's namespace (what Studio shows inside the step)
+    turns = [c for c in saved if c.config["configurable"]["checkpoint_ns"].startswith("knowledge:")]
+    assert {c.metadata.get("step") for c in turns} >= {1, 2, 3}
     step = outcome.plan["steps"][0]
     assert step["status"] == "completed"
     context = step["result"]["context"]
