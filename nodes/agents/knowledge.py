@@ -117,16 +117,17 @@ def _cited(
         return None
     cited = sources.cited([int(n) for n in _CITED.findall(text)])
     terms = sorted({t for q in sources.queries for t in index.query_terms(q)})
-    if cited:
-        listing = "\n".join(f"[{n}] 《{h.passage.title}》，{h.passage.source}" for n, h in cited)
-        text = f"{text}\n\n参考来源：\n{listing}"
+    if cited:  # renumbered 1..k in citation order; numbers of passages never shown are dropped
+        number = {old: new for new, (old, _) in enumerate(cited, 1)}
+        text = _CITED.sub(lambda m: f"[{number[int(m[1])]}]" if int(m[1]) in number else "", text)
+        text = f"{text}\n\n{cite_sources([h for _, h in cited], ctx.language)}"
     else:
         text = not_found_answer(question, terms, index.size, ctx.language)
     context = {
         "question": question,
         "found": bool(cited),
         "searched_terms": terms,
-        "citations": [_citation(n, h) for n, h in cited],
+        "citations": [_citation(n, h) for n, (_, h) in enumerate(cited, 1)],
         "index": _report(report, index.size),
     }
     ctx.save_result(ANSWER, {"answer": text, **context}, {"question": question, "found": bool(cited)})

@@ -72,6 +72,7 @@ ASK_USER = "ask_user"
 _STOPPING_ERRORS: tuple[type[Exception], ...] = (*MODEL_ERRORS, PlanningFailedError)
 TOOL_OUTPUT_CHARS = 3000  # longest tool result a model turn sees (the rest: `load` by id, or narrow it)
 MAX_ASKS = 2  # questions one step may put to the user
+MAX_CALLS_PER_TURN = 8  # tool calls run per model turn; the rest are answered with an error
 _ARGS_SHOWN = 160
 
 
@@ -182,12 +183,16 @@ def _tools(state: LoopState, runtime: Runtime[LoopRun]) -> dict[str, Any]:
                 f"the arguments of {bad.get('name')!r} are not valid JSON; resend the call with a JSON object",
             )
         )
-    for call in reply.tool_calls:
+    for number, call in enumerate(reply.tool_calls):
         call_id = call["id"] or ""
         name = call["name"]
         run.emit(f"调用工具 {name}({_shown(call['args'])})")
         tool = run.tool(name)
-        if tool is None:
+        if number >= MAX_CALLS_PER_TURN:
+            out.append(
+                _error(call_id, f"at most {MAX_CALLS_PER_TURN} tool calls per turn; not run, call it again")
+            )
+        elif tool is None:
             out.append(_error(call_id, f"unknown tool {name!r}; available: {', '.join(names)}"))
         elif name == ASK_USER:
             question = str(call["args"].get("question") or "").strip()

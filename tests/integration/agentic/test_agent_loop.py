@@ -14,6 +14,7 @@ from tests.support.openai_server import (
     reply_malformed_tool_call,
     reply_text,
     reply_tool_call,
+    reply_tool_calls,
     reply_unknown_tool_call,
 )
 
@@ -63,6 +64,9 @@ def test_knowledge_agent_searches_then_answers_with_checked_citations(model_env,
     context = step["result"]["context"]
     assert context["agentic"] == {"turns": 2, "tokens": context["agentic"]["tokens"], "stop": "answered"}
     assert [c["n"] for c in context["citations"]] == [1]  # [9] was never shown to the model
+    assert step["result"]["output"].startswith(
+        "余电上网部分按当地燃煤基准价结算[1]，资料之外的不算。\n\n参考来源：\n[1] 《"
+    )
     assert len(loop) == 2
     assert {"knowledge_search", "search_block", "list_blocks", "load", "find_results"} <= _tools(loop[0])
     for body in loop:
@@ -78,6 +82,7 @@ def test_unknown_tool_and_malformed_arguments_come_back_as_errors_listing_what_i
         reply_unknown_tool_call("web_search", {"q": "并网流程"}),
         reply_malformed_tool_call("knowledge_search", '{"query": "并网'),
         reply_tool_call("knowledge_search", {"query": 17}),  # wrong type: the schema is shown back
+        reply_tool_calls([("list_blocks", {})] * 9),  # one call past the per-turn cap
         reply_tool_call("knowledge_search", {"query": "分布式光伏 并网流程"}),
         reply_text("并网流程见资料[1]。"),
     ]
@@ -87,7 +92,7 @@ def test_unknown_tool_and_malformed_arguments_come_back_as_errors_listing_what_i
             outcome = runner.run("分布式光伏并网流程是怎样的？")
         loop = _loop_requests(server)
     assert outcome.plan["steps"][0]["status"] == "completed"
-    assert len(loop) == 5
+    assert len(loop) == 6
     unknown = _tool_messages(loop[1])[-1]["content"]
     assert unknown.startswith("Error: unknown tool 'web_search'; available: knowledge_search, search_block")
     assert "ask_user" in unknown
@@ -96,6 +101,8 @@ def test_unknown_tool_and_malformed_arguments_come_back_as_errors_listing_what_i
         "Error: invalid arguments for 'knowledge_search'"
     )
     assert '"query"' in _tool_messages(loop[3])[-1]["content"]
+    capped = [m["content"] for m in _tool_messages(loop[4])[-9:]]
+    assert [c.startswith("Error: at most 8 tool calls per turn") for c in capped] == [False] * 8 + [True]
 
 
 def test_a_model_that_never_stops_calling_tools_is_cut_at_the_turn_bound(model_env, data_dir, monkeypatch):
