@@ -97,6 +97,21 @@ class Context:
         },
     )
 
+    agent_max_turns: int = field(
+        default_factory=lambda: int(os.environ.get("PLANGRAPH_AGENT_MAX_TURNS", "6")),
+        metadata={
+            "description": "With a model: most model turns of one agentic step's tool loop "
+            "(env PLANGRAPH_AGENT_MAX_TURNS); past it the agent answers on its offline path."
+        },
+    )
+    agent_step_tokens: int = field(
+        default_factory=lambda: int(os.environ.get("PLANGRAPH_AGENT_STEP_TOKENS", "24000")),
+        metadata={
+            "description": "With a model: most tokens (prompt + reply, summed over turns) one agentic step "
+            "may spend (env PLANGRAPH_AGENT_STEP_TOKENS); past it the agent answers on its offline path."
+        },
+    )
+
     max_request_chars: int = field(
         default_factory=lambda: int(os.environ.get("PLANGRAPH_MAX_REQUEST_CHARS", "8000")),
         metadata={"description": "Longest accepted request in characters (env PLANGRAPH_MAX_REQUEST_CHARS)."},

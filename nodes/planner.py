@@ -67,6 +67,7 @@ def candidates(
             ({"seqNo": 0, "agentName": s.name, "requirement": "", "dependsOn": []},),
         )
         for s in specs.values()
+        if s.offline
     ]
     return found
 
@@ -81,7 +82,11 @@ def route_index(
 def route_offline(
     query: str, svc: RunServices, specs: Mapping[str, AgentSpec], index: RouteIndex
 ) -> Understanding:
-    """What `query` asks for (nodes.understand), each step's requirement set to the request."""
+    """What `query` asks for (nodes.understand), each step's requirement set to the request.
+
+    Agents with `offline=False` (model-only, e.g. the general assistant) are not considered.
+    """
+    specs = {name: spec for name, spec in specs.items() if spec.offline}
     found = understand(query, specs, index, svc.results("planner"))
     if not found.steps:
         # no agent matched by words: one may still serve it from the user's data (own documents)

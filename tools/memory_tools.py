@@ -9,12 +9,13 @@ out of range) come back as a ToolMessage error listing what is valid.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from memory import BlockMemory, UnknownDataIdError
 
-__all__ = ["make_memory_tools"]
+__all__ = ["make_memory_tools", "make_todo_tool"]
 
 _PAGE = 4000
 
@@ -74,3 +75,30 @@ def make_memory_tools(memory: BlockMemory, namespace: str, todo_id: str | None =
         StructuredTool.from_function(fn, handle_tool_error=True, parse_docstring=False)
         for fn in (search_block, list_blocks, load)
     ]
+
+
+def make_todo_tool(memory: BlockMemory, todos: Mapping[str, str]) -> BaseTool:
+    """`search_todo` over the blocks of earlier sub-tasks: `todos` maps each todo id to its namespace.
+
+    The only way a step reads another step's memory: by the earlier step's todo id (in its
+    AgentExecResult's `context["todo_id"]`), within the same user's conversation.
+    """
+
+    def search_todo(todo_id: str, query: str) -> str:
+        """Search the memory of an earlier step of this plan (its sub-task), by its todo id.
+
+        `todo_id`: the earlier step's id (todo_…; listed below); `query`: keywords or a question.
+        Returns at most 8 matching messages of that step, best first, with block ids and gists.
+        """
+        namespace = todos.get(todo_id)
+        if namespace is None:
+            valid = ", ".join(todos) or "（没有更早的步骤）"
+            raise ToolException(f"未知的 todo_id {todo_id!r}；可用的 todo_id：{valid}")
+        hits = memory.search(namespace, query, memory.settings.top_k, todo_id)
+        if not hits:
+            return f"步骤 {todo_id} 的记忆中没有与「{query}」相关的内容。"
+        return "\n\n".join(f"[{h.block_id}] {h.metadata['core_semantic']}\n{h.text}" for h in hits)
+
+    tool = StructuredTool.from_function(search_todo, handle_tool_error=True)
+    tool.description += f" Earlier steps: {', '.join(todos)}."
+    return tool

@@ -16,9 +16,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from langchain_core.tools import BaseTool, StructuredTool
+
 from tools.sqlite_file import open_sqlite
 
-__all__ = ["ConversationResults", "InMemoryResults", "Results", "ResultsIndex", "StoredResult"]
+__all__ = [
+    "ConversationResults",
+    "InMemoryResults",
+    "Results",
+    "ResultsIndex",
+    "StoredResult",
+    "make_results_tool",
+]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -64,6 +73,10 @@ class Results(Protocol):
         """The payload stored under `ref`."""
         ...
 
+    def recent(self, limit: int = 10) -> list[StoredResult]:
+        """Up to `limit` results of any kind, newest first."""
+        ...
+
 
 class ResultsIndex:
     """SQLite table of results (`<data_dir>/results.sqlite`); payloads live in the offload store."""
@@ -95,6 +108,16 @@ class ResultsIndex:
                 "SELECT kind, plan_id, seq_no, ref, headline, created_at FROM results"
                 " WHERE user_id=? AND conversation_id=? AND kind=? ORDER BY created_at DESC, rowid DESC LIMIT ?",
                 (user_id, conversation_id, kind, limit),
+            ).fetchall()
+        return [StoredResult(k, p, int(s), r, json.loads(h), float(t)) for k, p, s, r, h, t in rows]
+
+    def recent(self, user_id: str, conversation_id: str, limit: int = 10) -> list[StoredResult]:
+        """Up to `limit` results of any kind, newest first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT kind, plan_id, seq_no, ref, headline, created_at FROM results"
+                " WHERE user_id=? AND conversation_id=? ORDER BY created_at DESC, rowid DESC LIMIT ?",
+                (user_id, conversation_id, limit),
             ).fetchall()
         return [StoredResult(k, p, int(s), r, json.loads(h), float(t)) for k, p, s, r, h, t in rows]
 
@@ -138,6 +161,10 @@ class ConversationResults:
         """The payload stored under `ref`."""
         return json.loads(self._get_blob(ref))
 
+    def recent(self, limit: int = 10) -> list[StoredResult]:
+        """Up to `limit` results of any kind, newest first."""
+        return self._index.recent(self._user, self._conversation, limit)
+
 
 class InMemoryResults:
     """A dict-backed `Results` for unit tests and throwaway runs."""
@@ -165,3 +192,34 @@ class InMemoryResults:
     def load(self, ref: str) -> dict[str, Any]:
         """The payload stored under `ref`."""
         return json.loads(self._payloads[ref])
+
+    def recent(self, limit: int = 10) -> list[StoredResult]:
+        """Up to `limit` results of any kind, newest first."""
+        return list(reversed(self._results))[:limit]
+
+
+def make_results_tool(recent: Callable[[int], list[StoredResult]]) -> BaseTool:
+    """`find_results` over one conversation's results index (`recent(limit)`, newest first)."""
+
+    def find_results(kind: str | None = None, limit: int = 5) -> str:
+        """List this conversation's earlier results (PV cases, sensitivity tables, answers…), newest first.
+
+        `kind`: only this kind (e.g. pv_case, sensitivity, pv_reverse, kb_answer); empty = all kinds.
+        Each line has the kind, plan and step that made it, its headline figures and its id
+        (store://…): read a whole result with `load`, or pass a pv_case id to the PV tools.
+        """
+        found = [r for r in recent(50) if kind in (None, "", r.kind)][: max(1, min(limit, 20))]
+        if not found:
+            kinds = sorted({r.kind for r in recent(50)})
+            have = f"已有的种类：{', '.join(kinds)}" if kinds else "本对话还没有任何结果。"
+            return f"没有 {kind or ''} 类结果。{have}"
+        return "\n".join(
+            json.dumps(
+                {"kind": r.kind, "plan": r.plan_id, "step": r.seq_no, "id": r.ref, "headline": r.headline},
+                ensure_ascii=False,
+                default=str,
+            )
+            for r in found
+        )
+
+    return StructuredTool.from_function(find_results, handle_tool_error=True)

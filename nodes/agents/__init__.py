@@ -19,6 +19,7 @@ AGENT_MODULES: tuple[str, ...] = (
     "nodes.agents.reverse_opt",
     "nodes.agents.report",
     "nodes.agents.knowledge",
+    "nodes.agents.assistant",
 )
 
 

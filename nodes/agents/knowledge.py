@@ -4,14 +4,22 @@ Internal plan (fixed, offline): refresh the index (only new/changed files are em
 hybrid search → answer from the relevant passages with [n] citations, or "我不知道" with what was
 searched. Documents: the shipped `tools/kb/docs/` plus the folders of `Context.kb_dirs`
 (env PLANGRAPH_KB_DIR); the index comes from the run's services (`StepContext.knowledge`).
+
+With a model (`Context.model`) the agent is agentic: the model searches with `knowledge_search`
+(and the memory and results tools) in a tool loop (docs/agents.md); its answer keeps only the
+citations of passages it was shown. A loop that stops without a searched answer falls back to the
+fixed plan above.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
+from nodes.kit.agentic import final_text
+from nodes.kit.agentic_step import run_agentic
 from nodes.kit.registry import AgentSpec, InputField
 from nodes.kit.step import StepContext
 from tools.contracts import AgentExecResult
@@ -20,13 +28,19 @@ from tools.kb.corpus import SHIPPED_KB_DIR, read_document, scan_documents
 from tools.kb.index import IndexReport, KnowledgeIndex
 from tools.kb.search import KbHit
 from tools.kb.support import answer_support
+from tools.kb.tool import Sources, make_knowledge_tool
 
-__all__ = ["AGENT", "ANSWER", "run"]
+__all__ = ["AGENT", "AGENT_PROMPT", "ANSWER", "run"]
 
 log = logging.getLogger("plangraph.knowledge")
 
 ANSWER = "kb_answer"  # results-index kind of an answer (question, citations)
 MAX_SOURCES = 3
+_CITED = re.compile(r"\[(\d{1,2})\]")
+AGENT_PROMPT = """你是光伏投资领域的政策、并网与运维知识助手。先调用 knowledge_search 检索知识库（可以换关键词多查几次），
+只根据检索到的资料回答，用资料编号注明来源，如 [1][3]；资料里没有答案就如实说不知道，不要编造。
+需要本对话更早的内容时用 search_block / find_results，store:// 数据用 load 读取。
+只有用户才知道的信息才调用 ask_user 询问，同一个问题不要问两次。用用户的语言回答。"""
 _ASK_QUESTION = "请问您想了解哪方面的问题？例如分布式光伏的上网模式、并网流程、电价与补贴政策或运维清洗。"
 _ASK_QUESTION_EN = (
     "What would you like to know? For example PV grid connection modes, the connection process, "
@@ -58,7 +72,11 @@ def serves(services: Any, question: str) -> bool:
 
 
 def run(ctx: StepContext) -> AgentExecResult:
-    """Answer this step's question from the knowledge base, citing sources."""
+    """Answer this step's question from the knowledge base, citing sources.
+
+    With a model the model searches (tool loop, `nodes.kit.agentic_step`); offline, or when the
+    loop does not end in a cited answer, the fixed internal plan answers.
+    """
     if ctx.knowledge is None:
         raise RuntimeError("the knowledge agent needs StepContext.knowledge (the graph's services give it)")
     index = ctx.knowledge()
@@ -73,6 +91,22 @@ def run(ctx: StepContext) -> AgentExecResult:
         return ctx.interrupted(
             _ASK_QUESTION_EN if ctx.language == "en" else _ASK_QUESTION, missing=["question"]
         )
+    if ctx.model is not None:
+        sources = Sources()
+        return run_agentic(
+            ctx,
+            AGENT_PROMPT,
+            [make_knowledge_tool(index, sources)],
+            lambda state: _cited(ctx, index, report, candidates[0], sources, final_text(state)),
+            lambda ctx: _workflow(ctx, index, report, candidates),
+        )
+    return _workflow(ctx, index, report, candidates)
+
+
+def _workflow(
+    ctx: StepContext, index: KnowledgeIndex, report: IndexReport, candidates: list[str]
+) -> AgentExecResult:
+    """The fixed internal plan: search the candidates, answer from the relevant passages."""
     ctx.emit(f"正在检索知识库（{index.size} 篇文档）…")
     question, hits = _search(index, candidates)
     terms = index.query_terms(question)
@@ -88,6 +122,35 @@ def run(ctx: StepContext) -> AgentExecResult:
         "index": _report(report, index.size),
     }
     ctx.record_tool_call("kb_search", {"query": question}, text, context)
+    ctx.save_result(ANSWER, {"answer": text, **context}, {"question": question, "found": bool(cited)})
+    return ctx.result("completed", text, context)
+
+
+def _cited(
+    ctx: StepContext, index: KnowledgeIndex, report: IndexReport, question: str, sources: Sources, text: str
+) -> AgentExecResult | None:
+    """The model's answer with its citations checked against the passages it was shown.
+
+    None (the offline path answers) when the model never searched; "我不知道" when it cites no
+    passage it saw.
+    """
+    if not sources.queries or not text:
+        return None
+    cited = sources.cited([int(n) for n in _CITED.findall(text)])
+    terms = sorted({t for q in sources.queries for t in index.query_terms(q)})
+    if cited:  # renumbered 1..k in citation order; numbers of passages never shown are dropped
+        number = {old: new for new, (old, _) in enumerate(cited, 1)}
+        text = _CITED.sub(lambda m: f"[{number[int(m[1])]}]" if int(m[1]) in number else "", text)
+        text = f"{text}\n\n{cite_sources([h for _, h in cited], ctx.language)}"
+    else:
+        text = not_found_answer(question, terms, index.size, ctx.language)
+    context = {
+        "question": question,
+        "found": bool(cited),
+        "searched_terms": terms,
+        "citations": [_citation(n, h) for n, (_, h) in enumerate(cited, 1)],
+        "index": _report(report, index.size),
+    }
     ctx.save_result(ANSWER, {"answer": text, **context}, {"question": question, "found": bool(cited)})
     return ctx.result("completed", text, context)
 
@@ -192,4 +255,5 @@ AGENT = AgentSpec(
     produces=(ANSWER,),
     tools=("kb_search",),
     internal_plan="knowledge.dot",
+    agentic=True,
 )

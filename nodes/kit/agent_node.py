@@ -16,10 +16,11 @@ from langgraph.runtime import Runtime
 
 from graphs.context import Context, resolve_context
 from graphs.state import StepInput
+from nodes.kit.agentic import AGENT_LOOP
 from nodes.kit.ep import start_ep
 from nodes.kit.registry import AgentSpec
 from nodes.kit.services import ServicesFactory
-from nodes.kit.step import StepContext
+from nodes.kit.step import StepContext, todo_id_of
 from tools.contracts import AgentChatResponse, AgentExecResult, StreamChunk
 from tools.faults import is_service_fault
 from tools.results import Results
@@ -48,6 +49,7 @@ def threaded(node: Callable[..., Any]) -> Runnable:
 
 def make_agent_node(spec: AgentSpec, services: ServicesFactory):  # noqa: ANN201 - a LangGraph node
     """A node that runs `spec` on the step named by the executor's Send payload."""
+    loop = AGENT_LOOP if spec.agentic else None  # named here so LangGraph finds (and draws) the subgraph
 
     def run_step(payload: StepInput, runtime: Runtime[Context]) -> dict[str, Any]:
         svc = services(resolve_context(runtime.context))
@@ -92,8 +94,23 @@ def make_agent_node(spec: AgentSpec, services: ServicesFactory):  # noqa: ANN201
             settings=ctx,
             ep=start_ep(spec, plan["planId"], seq, step["result"], plan["context"], results.load),
             window=lambda prompt, request: svc.agent_window(spec.name, prompt, request),
+            previous=previous,
+            tools=lambda todo_id: svc.agent_tools(spec.name, todo_id),
+            earlier=lambda: svc.todo_tool(
+                {
+                    todo_id_of(plan["planId"], s["seqNo"]): s["agentName"]
+                    for s in plan["steps"]
+                    if s["seqNo"] < seq
+                }
+            ),
         )
-        log.info("step %s (%s) starting; plan %s", seq, spec.name, plan["planId"])
+        log.info(
+            "step %s (%s) starting; plan %s%s",
+            seq,
+            spec.name,
+            plan["planId"],
+            f" ({loop.name} in model mode)" if loop is not None and svc.model is not None else "",
+        )
         try:
             result = spec.run(step_ctx)
         except Exception as exc:

@@ -64,6 +64,10 @@ class AgentSpec:
     the registry loads (`nodes.kit.ep_plans`). `answer_fields` are further fields a structured
     answer to the agent's question may set by name (not listed to the planner); an answer setting
     any other field, or one of the wrong type, is refused (`nodes.ask_user.check_fields`).
+    `offline=False` keeps the agent out of the offline planner's routing (an agent that only makes
+    sense with a model, such as the general assistant). `agentic=True` says the agent runs the
+    tool loop in model mode (`nodes.kit.agentic`): its node is drawn with the loop as a subgraph
+    (Studio, `get_graph(xray=True)`).
     """
 
     name: str
@@ -81,6 +85,8 @@ class AgentSpec:
     tools: tuple[str, ...] = ()
     internal_plan: str | Path | None = None
     answer_fields: tuple[InputField, ...] = ()
+    offline: bool = True
+    agentic: bool = False
 
     @property
     def title(self) -> str:

@@ -7,7 +7,7 @@ can hand the graph fakes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -16,7 +16,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.tools import BaseTool
 
 from graphs.context import Context
-from tools.memory_tools import make_memory_tools
+from tools.memory_tools import make_memory_tools, make_todo_tool
 from tools.plans.store import PlanStore
 from tools.results import ConversationResults, ResultsIndex
 
@@ -87,6 +87,12 @@ class RunServices:
     def agent_tools(self, agent_name: str, todo_id: str | None = None) -> list[BaseTool]:
         """search_block / list_blocks / load bound to the agent's namespace (nothing for the model to set)."""
         return make_memory_tools(self.memory, self.namespace(agent_name), todo_id)
+
+    def todo_tool(self, todos: Mapping[str, str]) -> BaseTool | None:
+        """`search_todo` over earlier steps' blocks (`todos`: todo id -> agent name); None without any."""
+        if not todos:
+            return None
+        return make_todo_tool(self.memory, {todo: self.namespace(agent) for todo, agent in todos.items()})
 
     def results(self, agent_name: str) -> ConversationResults:
         """The conversation's results; payloads written by `agent_name` are owned by its namespace."""

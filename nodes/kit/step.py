@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.tools import BaseTool
 
 from graphs.context import Context
 from memory.types import memory_namespace
@@ -23,12 +24,17 @@ if TYPE_CHECKING:
     from nodes.kit.ep import EPTracker
     from tools.kb.index import KnowledgeIndex
 
-__all__ = ["AgentMemory", "InMemoryAgentMemory", "StepContext", "memory_namespace"]
+__all__ = ["AgentMemory", "InMemoryAgentMemory", "StepContext", "memory_namespace", "todo_id_of"]
 
 log = logging.getLogger("plangraph.executor")
 REFLECTION_FACTS = (
     "用户需求：{query}\n本步骤任务：{requirement}\n刚执行完的工具：{tool}\n工具输出（节选）：\n{output}"
 )
+
+
+def todo_id_of(plan_id: str, seq_no: int) -> str:
+    """The sub-task id of a plan step (`todo_<plan>_<seqNo>`; seed 002's `todo_id`)."""
+    return f"todo_{plan_id.removeprefix('plan_')[:12]}_{seq_no}"
 
 
 class AgentMemory(Protocol):
@@ -93,6 +99,19 @@ class StepContext:
     settings: Context = field(default_factory=lambda: Context(conversation_id="test"))
     ep: EPTracker | None = None
     window: Callable[[str, str], list[BaseMessage]] | None = None
+    previous: AgentExecResult | None = None
+    tools: Callable[[str | None], list[BaseTool]] | None = None
+    earlier: Callable[[], BaseTool | None] | None = None
+
+    @property
+    def todo_id(self) -> str:
+        """The step's sub-task id: its messages and blocks are scoped to it (`todo_id_of`)."""
+        return todo_id_of(self.plan_id, self.seq_no)
+
+    def answer(self) -> str:
+        """The user's newest answer to this step's question ("" when none)."""
+        answers = self.plan_context.get("answers", {}).get(str(self.seq_no), [])
+        return str(answers[-1]) if answers else ""
 
     def prompt(self, system_prompt: str, request: str) -> list[BaseMessage]:
         """Messages for one model call of this agent, ending with `request`.
@@ -143,12 +162,19 @@ class StepContext:
         call_id = f"call_{uuid.uuid4().hex[:12]}"
         self.memory.add(
             [
-                AIMessage(content="", tool_calls=[{"name": tool_name, "args": args, "id": call_id}]),
+                AIMessage(
+                    content="",
+                    tool_calls=[{"name": tool_name, "args": args, "id": call_id}],
+                    additional_kwargs={"todo_id": self.todo_id},
+                ),
                 ToolMessage(
                     content=output,
                     tool_call_id=call_id,
                     name=tool_name,
-                    additional_kwargs={"structured": json.loads(json.dumps(structured, default=str))},
+                    additional_kwargs={
+                        "structured": json.loads(json.dumps(structured, default=str)),
+                        "todo_id": self.todo_id,
+                    },
                 ),
             ]
         )
@@ -185,7 +211,13 @@ class StepContext:
             elif status == "failed":
                 self.ep.fail()
             context["ep"] = self.ep.dot()
-        self.memory.add([HumanMessage(content=self.requirement), AIMessage(content=output)])
+        todo = {"todo_id": self.todo_id}
+        self.memory.add(
+            [
+                HumanMessage(content=self.requirement, additional_kwargs=todo),
+                AIMessage(content=output, additional_kwargs=todo),
+            ]
+        )
         return AgentExecResult(
             recordId=f"{self.plan_id}:{self.seq_no}:{uuid.uuid4().hex[:8]}",
             output=output,

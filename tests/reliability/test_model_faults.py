@@ -137,7 +137,9 @@ def test_endpoint_dying_inside_a_step_keeps_the_plan_and_resume_finishes_it(mode
     assert done.plan["steps"][0]["status"] == "completed"
     assert not any(_is_planner(r) for r in after)  # the plan was not made again
     knowledge_calls = [r for r in after if "知识助手" in r["messages"][0]["content"]]
-    assert len(knowledge_calls) == 1  # the failed step ran once more, and nothing before it did
+    # The failed step ran once more, and nothing before it did: one turn of its tool loop (the model
+    # answers without searching), then its offline path's one answer call.
+    assert [bool(r.get("tools")) for r in knowledge_calls] == [True, False]
 
 
 @pytest.mark.parametrize(

@@ -55,7 +55,8 @@ def test_s6_model_plans_by_tool_calls_and_recovers_from_an_invalid_plan(model_en
         assert len(_role(body, "system")) == 1 and body["messages"][0]["role"] == "system"
     errors = [m["content"] for m in _role(planner_requests[2], "tool")]
     assert any(
-        "unknown agent 'policy_bot'; available: knowledge, pv_calc, report, reverse_opt, sensitivity" in e
+        "unknown agent 'policy_bot'; available: assistant, knowledge, pv_calc, report, reverse_opt, sensitivity"
+        in e
         for e in errors
     )
     assert any("not valid JSON" in m["content"] for m in _role(planner_requests[3], "tool"))
