@@ -85,7 +85,9 @@ def _best_sentences(hit: KbHit, weights: Mapping[str, float]) -> str:
 def _closed(sentence: str) -> str:
     """A sentence ending in a full stop (clauses cut at "；" or "：" read as complete)."""
     sentence = sentence.rstrip("；;，,：: ")
-    return sentence if sentence.endswith(("。", "！", "？", "!", "?")) else sentence + "。"
+    if sentence.endswith(("。", "！", "？", "!", "?")):
+        return sentence
+    return sentence if sentence.endswith(".") and sentence[-2:-1].isascii() else sentence + "。"
 
 
 def not_found_answer(question: str, terms: Sequence[str], documents: int, lang: str = "zh") -> str:
@@ -96,13 +98,14 @@ def not_found_answer(question: str, terms: Sequence[str], documents: int, lang: 
             f"I don't know. I searched the {documents} documents of the knowledge base for “{question}” "
             f"(keywords: {words}) and found nothing relevant enough. plangraph answers PV investment "
             "questions (economics, sensitivity, reverse optimisation, reports) and PV policy questions from "
-            "its knowledge base; try rephrasing, or put documents (.md/.txt) into the PLANGRAPH_KB_DIR folder."
+            "its knowledge base; try rephrasing, or add your own documents (PDF, Word, HTML, Markdown, text, "
+            "CSV) to the knowledge base with `plangraph kb add` or the /kb API."
         )
     keywords = "、".join(terms) if terms else "（无有效关键词）"
     return (
         f"我不知道。我在知识库的 {documents} 篇文档中检索了“{question}”（关键词：{keywords}），"
-        "没有找到足够相关的内容。您可以换个说法再问，或把相关资料（.md/.txt）放进 PLANGRAPH_KB_DIR "
-        "指定的文件夹后再试。"
+        "没有找到足够相关的内容。您可以换个说法再问，或把自己的资料（PDF、Word、HTML、Markdown、文本、CSV）"
+        "用 `plangraph kb add` 或 /kb 接口加入知识库后再试。"
     )
 
 

@@ -141,3 +141,11 @@ def test_an_english_question_is_answered_in_english_from_the_notes_summaries(dat
     # a note's own English summary, cited, with the Chinese document named as the source
     assert "can no longer choose full grid export" in output and "[1]" in output
     assert "Sources:" in output and "《" in output
+
+
+def test_a_quoted_english_sentence_keeps_its_own_full_stop():
+    from tools.kb.answer import _closed
+
+    assert _closed("Apply to the local power supply company.") == "Apply to the local power supply company."
+    assert _closed("分布式光伏实行备案管理；") == "分布式光伏实行备案管理。"
+    assert _closed("首年衰减率不高于2.5") == "首年衰减率不高于2.5。"
