@@ -111,7 +111,7 @@ def test_model_refusing_a_step_call_is_resumable_not_a_failed_step(model_env, da
     with ScriptedOpenAIServer(script, responder=lambda body: reply_text("按燃煤基准价结算[1]。")) as server:
         model_env(server)
         with PlanRunner.open(user_id="u", conversation_id="step-401") as runner:
-            with pytest.raises(UserFacingError, match=r"模型服务拒绝了请求（HTTP 401）"):
+            with pytest.raises(UserFacingError, match=r"模型服务拒绝了密钥.*HTTP 401.*resume"):
                 runner.run("分布式光伏余电上网电价怎么定？")
             assert _statuses(runner) == [("knowledge", "in_progress")]
             done = runner.resume()  # the key is fixed (here: the endpoint answers again)
