@@ -35,6 +35,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from bench.gitref import checkout
+
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "benchmarks.md"
 START, END = "<!-- contention:start -->", "<!-- contention:end -->"
@@ -180,22 +182,6 @@ def burner(on: bool):
     finally:
         proc.kill()
         proc.wait()
-
-
-@contextmanager
-def checkout(ref: str):
-    """`ref` in a temporary detached worktree (removed afterwards)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        tree = Path(tmp) / "tree"
-        subprocess.run(
-            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), ref],
-            check=True,
-            capture_output=True,
-        )
-        try:
-            yield tree
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)
 
 
 def _load() -> str:

@@ -24,9 +24,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
+
+from bench.gitref import checkout
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -168,22 +169,6 @@ reach 100 % and the wall times are inflated.
             text = text.rstrip() + "\n\n" + block + "\n"
         DOC.write_text(text, encoding="utf-8")
     return 0 if all("| yes |" in r for r in rows) else 1
-
-
-@contextlib.contextmanager
-def checkout(ref: str) -> Iterator[Path]:
-    """`ref` in a temporary detached worktree (removed afterwards)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        tree = Path(tmp) / "tree"
-        subprocess.run(
-            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), ref],
-            check=True,
-            capture_output=True,
-        )
-        try:
-            yield tree
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)
 
 
 if __name__ == "__main__":
