@@ -88,12 +88,17 @@ def route_offline(
     """
     specs = {name: spec for name, spec in specs.items() if spec.offline}
     found = understand(query, specs, index, svc.results("planner"))
-    if not found.steps:
-        # no agent matched by words: one may still serve it from the user's data (own documents)
+    if not found.matched:
+        # no agent matched by words: one may still serve it from its data (e.g. a knowledge base
+        # passage close in meaning, or the user's own documents)
         for spec in specs.values():
             if spec.serves is not None and spec.serves(svc, query):
                 step = {"seqNo": 0, "agentName": spec.name, "requirement": query, "dependsOn": []}
                 return Understanding(found.lang, [step], note=f"served by {spec.name} from the user's data")
+    rival = specs.get(found.alternative)
+    if rival is not None and rival.serves is not None and rival.serves(svc, query):
+        found.steps = [{"seqNo": 0, "agentName": rival.name, "requirement": query, "dependsOn": []}]
+        found.note = f"{found.note}; {rival.name} answers it from its documents"
     found.steps = [{**s, "requirement": s.get("requirement") or query} for s in found.steps]
     return found
 

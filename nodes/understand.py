@@ -53,6 +53,7 @@ CLAUSE_FLOOR = 2.5
 VALUES_CLAUSE_FLOOR = 10.0  # a clause stating input values ("杭州工商业500kW") rarely asks for anything else
 TEMPLATE_CLOSENESS = 0.7  # a template is used when one of its texts says nearly what the request says
 TERM_SHARE = 0.7  # a single word names an agent when that agent holds this share of the word's use
+RIVAL_SHARE = 0.8  # a corpus agent scoring this share of the chosen agent's score is asked too
 _SPLIT = re.compile(
     r"[，,。；;！!？?\n、：:]|然后|接着|之后|随后|最后|顺便|另外|并且|同时|以及|再(?=[做看算出给生帮反分导画])"
     r"|\b(?:then|and then|also|plus|afterwards|finally)\b",
@@ -77,6 +78,10 @@ class Understanding:
     steps: list[dict] = field(default_factory=list)
     reply: str = ""
     note: str = ""
+    matched: bool = True  # False: no agent's words matched (the reply says what plangraph can do)
+    # a corpus agent (the knowledge base) the words fit nearly as well as the one step chosen: the
+    # planner asks it (`AgentSpec.serves`) whether its documents answer the question
+    alternative: str = ""
 
 
 def language(text: str) -> str:
@@ -161,12 +166,15 @@ def understand(
     template = _template(query, index)
     asked: list[str] = []
     excluded: set[str] = set()
+    alternative = ""
     for clause, negated in (part for c in clauses(query) for part in _scopes(c, index)):
         named = [n for n, s in specs.items() if s.claims is not None and s.claims(clause)]
         if not named:  # a clause of values names an agent by its words only when it says much more
             values = _states_values(clause, specs) and not _is_question(clause)
             found = _best_agent(clause, specs, index, VALUES_CLAUSE_FLOOR if values else CLAUSE_FLOOR)
             named = [found] if found else []
+            if found and not negated and _is_question(clause) and not _inputs_stated(clause, specs):
+                alternative = alternative or _corpus_rival(clause, found, specs, index)
         # a question on a corpus's topics (the knowledge base's) names no further work by single words
         if not any(specs[n].vocabulary is not None for n in named):
             named += [n for n in _also_named(clause, specs, index) if n not in named]
@@ -196,7 +204,7 @@ def understand(
             None,
         )
         if follow is None:
-            return Understanding(lang, reply=out_of_scope(specs, lang), note="out of scope")
+            return Understanding(lang, reply=out_of_scope(specs, lang), note="out of scope", matched=False)
         asked = [follow]
     needed = {k for a in asked for k in specs[a].consumes}
     if stated:  # a new project: its producer first, when the request gives it all it needs
@@ -207,7 +215,10 @@ def understand(
                 asked.insert(0, producer)
     else:  # nothing new was said: work on what the conversation already holds
         asked = [a for a in asked if not (a in producers and set(specs[a].produces) & needed & existing)]
-    return Understanding(lang, steps=compose(asked, specs), note="clauses → agents")
+    steps = compose(asked, specs)
+    if len(steps) != 1 or alternative in asked:
+        alternative = ""
+    return Understanding(lang, steps=steps, note="clauses → agents", alternative=alternative)
 
 
 def _values_ask_for(
@@ -305,6 +316,31 @@ def _best_agent(clause: str, specs: Mapping[str, AgentSpec], index: RouteIndex, 
         return None  # weak, unless the clause says nearly what one of the agent's examples says
     top = index.routes[ranked[0]].name
     return top if specs[top].claims is None else None  # it names itself by structure, or not at all
+
+
+def _corpus_rival(clause: str, chosen: str, specs: Mapping[str, AgentSpec], index: RouteIndex) -> str:
+    """A corpus agent whose texts a question without values fits nearly as well as `chosen`'s ('' if none).
+
+    "What documents do I need to register a rooftop solar project?" shares words with the
+    calculation's examples and with the knowledge base's titles alike; the words cannot tell,
+    the knowledge base's documents can (the planner asks `AgentSpec.serves`).
+    """
+    scores = index.scores(clause)
+    shared = index.shared_terms(clause)
+    top = max((scores[i] for i, r in enumerate(index.routes) if r.name == chosen), default=0.0)
+    for i, route in enumerate(index.routes):
+        spec = specs.get(route.name)
+        if (
+            spec is not None
+            and route.name != chosen
+            and not route.is_template
+            and spec.vocabulary is not None
+            and spec.serves is not None
+            and shared[i] >= 2
+            and scores[i] >= RIVAL_SHARE * top
+        ):
+            return route.name
+    return ""
 
 
 def _also_named(clause: str, specs: Mapping[str, AgentSpec], index: RouteIndex) -> list[str]:

@@ -56,19 +56,24 @@ def topics() -> list[str]:
 
 
 def serves(services: Any, question: str) -> bool:
-    """True when the user's own (or shared) documents hold a passage relevant to `question`.
+    """True when the knowledge base answers `question` although no agent's words matched it.
 
-    Lets the planner send a question about an uploaded document here even when none of the
-    shipped notes' topics match it.
+    Asked by the planner when nothing else matched: a question about the user's own (or shared)
+    documents (a relevant uploaded passage), or one put in words the notes do not use ("How fast
+    do panels wear out?") but close in meaning to a note's English summary (`KbHit.summary` at or
+    above the ranker's `min_summary`). Word overlap alone does not count here: a request that
+    matched no agent and merely shares common words with a note ("公司年假") stays out of scope.
     """
     if services.knowledge is None:
         return False
     index: KnowledgeIndex = services.knowledge()
-    if not index.uploads.documents(index.owners):
-        return False
     index.refresh()
     uploaded = {p.passage_id for p in index.uploads.passages(index.owners)}
-    return any(h.relevant and h.passage.passage_id in uploaded for h in index.search(question, k=3))
+    floor = index.settings.min_summary
+    return any(
+        h.relevant and (h.passage.passage_id in uploaded or h.summary >= floor)
+        for h in index.search(question, k=3)
+    )
 
 
 def run(ctx: StepContext) -> AgentExecResult:

@@ -12,6 +12,8 @@ documents, the shared documents and that user's own, never another user's.
 from __future__ import annotations
 
 import copy
+import hashlib
+import math
 import re
 import threading
 from collections.abc import Sequence
@@ -90,8 +92,15 @@ class KnowledgeIndex:
             ),
             embeddings,
         )
+        self._doc_summary: dict[str, str] = {}  # doc_key → its summary id, for this view
         self._seen: tuple[Any, ...] | None = None  # (folder passages, uploads version) of the ranker
         self._folder_tokens: dict[str, list[str]] = {}  # shared by the user views (shallow copies)
+        self._summaries: dict[str, list[float]] = {}  # summary id → unit vector, shared likewise
+        self._summary_store = client.get_or_create_collection(
+            f"kbs-{embedding_id(embeddings)}",
+            embedding_function=ChromaEmbeddings(embeddings),  # type: ignore[arg-type]
+            metadata={"hnsw:space": "cosine"},
+        )
         self._views: dict[str, KnowledgeIndex] = {}
 
     def for_user(self, user: str) -> KnowledgeIndex:
@@ -101,6 +110,7 @@ class KnowledgeIndex:
             if view is None:
                 view = copy.copy(self)
                 view.user, view._ranker, view._seen, view._views = user, None, None, {}
+                view._doc_summary = {}
                 self._views[user] = view
             return view
 
@@ -134,6 +144,7 @@ class KnowledgeIndex:
                 tokens = {**self._folder_tokens, **self.uploads.tokens(self.owners)}
                 passages = folder + self.uploads.passages(self.owners)
                 self._ranker = HybridRanker(passages, self.settings, tokens)
+                self._embed_summaries(passages)
                 self._seen = (hash(tuple(sorted(p.passage_id for p in folder))), version)
             return report
 
@@ -155,7 +166,7 @@ class KnowledgeIndex:
                 )
                 ids, distances = found["ids"][0], (found["distances"] or [[]])[0]
                 vector.update({pid: 1.0 - float(d) for pid, d in zip(ids, distances, strict=True)})
-            return self._ranker.rank(query, vector, k)
+            return self._ranker.rank(query, vector, k, self._summary_scores(embedding))
 
     def query_terms(self, query: str) -> list[str]:
         """The topic terms of `query` as the ranker sees them (call `refresh` first)."""
@@ -190,6 +201,35 @@ class KnowledgeIndex:
                 ],
             )
 
+    def _embed_summaries(self, passages: Sequence[KbPassage]) -> None:
+        """Vectors of the English summaries: from memory, else stored in Chroma, else embedded once and stored."""
+        wanted = {_summary_id(p.english): p.english for p in passages if p.english}
+        missing = [sid for sid in wanted if sid not in self._summaries]
+        if missing:
+            got = self._summary_store.get(ids=missing, include=["embeddings"])
+            stored = got["embeddings"] if got["embeddings"] is not None else []
+            for sid, vec in zip(got["ids"], stored, strict=True):
+                self._summaries[sid] = _unit(vec)
+            new = [sid for sid in missing if sid not in self._summaries]
+            if new:
+                vectors = [_unit(v) for v in self.embeddings.embed_documents([wanted[sid] for sid in new])]
+                self._summary_store.upsert(
+                    ids=new,
+                    embeddings=vectors,  # type: ignore[arg-type]
+                    documents=[wanted[sid] for sid in new],
+                )
+                self._summaries.update(zip(new, vectors, strict=True))
+        self._doc_summary = {p.doc_key: _summary_id(p.english) for p in passages if p.english}
+
+    def _summary_scores(self, embedding: Sequence[float]) -> dict[str, float]:
+        """doc_key → cosine similarity of the query to the document's English summary."""
+        query = _unit(embedding)
+        return {
+            key: sum(a * b for a, b in zip(query, self._summaries[sid], strict=True))
+            for key, sid in self._doc_summary.items()
+            if sid in self._summaries
+        }
+
     def _stored_passages(self) -> list[KbPassage]:
         got = self._collection.get(include=["documents", "metadatas"])
         rows = zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True)
@@ -207,3 +247,12 @@ class KnowledgeIndex:
             for pid, text, m in rows
         ]
         return sorted(passages, key=lambda p: p.passage_id)
+
+
+def _summary_id(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:20]
+
+
+def _unit(vector: Sequence[float]) -> list[float]:
+    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+    return [float(x) / norm for x in vector]

@@ -1,8 +1,10 @@
 """Hybrid ranking of knowledge passages: BM25 (jieba tokens) fused with vector similarity.
 
 A hit only counts as an answer source when it is *relevant*: enough of the question's weighted
-terms occur in it (IDF-weighted coverage), or its vector similarity is very high. Otherwise the
-agent says it does not know instead of citing something merely nearby.
+terms occur in it (IDF-weighted coverage), its vector similarity is very high, or the question is
+close in meaning to the English summary of its document (a note's `English:` line; it lets an
+English question find a Chinese note in words the note does not use). Otherwise the agent says it
+does not know instead of citing something merely nearby.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ class RankerSettings:
     bm25_weight: float = 0.6
     min_coverage: float = 0.5
     min_vector: float = 0.8
+    min_summary: float = 0.45
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class KbHit:
     vector: float
     coverage: float
     relevant: bool
+    summary: float = 0.0  # similarity of the question to the English summary of the passage's document
 
 
 def passage_tokens(passage: KbPassage) -> list[str]:
@@ -84,8 +88,18 @@ class HybridRanker:
         """IDF weight of each term; a term the corpus never uses weighs most."""
         return {t: self._idf.get(t, self._unknown_idf) for t in terms}
 
-    def rank(self, query: str, vector_scores: Mapping[str, float], k: int = 5) -> list[KbHit]:
-        """Top `k` passages for `query`; `vector_scores` maps passage_id → cosine similarity."""
+    def rank(
+        self,
+        query: str,
+        vector_scores: Mapping[str, float],
+        k: int = 5,
+        summary_scores: Mapping[str, float] | None = None,
+    ) -> list[KbHit]:
+        """Top `k` passages for `query`.
+
+        `vector_scores` maps passage_id → cosine similarity of the passage text; `summary_scores`
+        maps doc_key → cosine similarity of the document's English summary.
+        """
         terms = self.query_terms(query)
         if not self.passages or not terms:
             return []
@@ -96,16 +110,19 @@ class HybridRanker:
         s = self.settings
         # Only passages holding a query term or a vector score can rank above zero; the rest (all
         # alike at score 0) fill up to k in passage order, as a full sort would leave them.
+        summaries = summary_scores or {}
         scored = set(matched) | {self._position[p] for p in vector_scores if p in self._position}
+        scored |= {i for i, p in enumerate(self.passages) if summaries.get(p.doc_key, 0.0) > 0}
         filler = list(islice((i for i in range(len(self.passages)) if i not in scored), k))
         hits = []
         for i in sorted([*scored, *filler]):
             passage = self.passages[i]
             coverage = sum(w for t, w in weights.items() if t in self._terms[i]) / total
             vector = max(0.0, float(vector_scores.get(passage.passage_id, 0.0)))
+            summary = max(0.0, float(summaries.get(passage.doc_key, 0.0)))
             bm25_norm = max(0.0, float(matched.get(i, 0.0))) / top
-            score = s.bm25_weight * bm25_norm + (1 - s.bm25_weight) * vector
-            relevant = coverage >= s.min_coverage or vector >= s.min_vector
-            hits.append(KbHit(passage, score, bm25_norm, vector, coverage, relevant))
+            score = s.bm25_weight * bm25_norm + (1 - s.bm25_weight) * max(vector, summary)
+            relevant = coverage >= s.min_coverage or vector >= s.min_vector or summary >= s.min_summary
+            hits.append(KbHit(passage, score, bm25_norm, vector, coverage, relevant, summary))
         hits.sort(key=lambda h: (h.relevant, h.score), reverse=True)
         return hits[:k]

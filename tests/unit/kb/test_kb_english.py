@@ -149,3 +149,29 @@ def test_a_quoted_english_sentence_keeps_its_own_full_stop():
     assert _closed("Apply to the local power supply company.") == "Apply to the local power supply company."
     assert _closed("分布式光伏实行备案管理；") == "分布式光伏实行备案管理。"
     assert _closed("首年衰减率不高于2.5") == "首年衰减率不高于2.5。"
+
+
+def test_a_close_english_summary_makes_a_passage_relevant_without_shared_words():
+    from tools.kb.corpus import KbPassage
+    from tools.kb.search import HybridRanker, RankerSettings
+
+    notes = [
+        KbPassage(
+            "a:1:0",
+            "a.md",
+            "组件衰减",
+            "src",
+            "",
+            "单晶组件首年衰减不高于2%。",
+            "1",
+            "Module degradation | …",
+        ),
+        KbPassage("b:1:0", "b.md", "清洗", "src", "", "积灰损失约3%。", "1", "Soiling and cleaning | …"),
+    ]
+    ranker = HybridRanker(notes, RankerSettings(min_summary=0.45))
+    question = "How fast do panels wear out?"  # no word of either note
+    plain = ranker.rank(question, {}, k=2)
+    assert not any(h.relevant for h in plain)
+    hits = ranker.rank(question, {}, k=2, summary_scores={"a.md": 0.52, "b.md": 0.30})
+    assert [(h.passage.doc_key, h.relevant) for h in hits] == [("a.md", True), ("b.md", False)]
+    assert hits[0].summary == 0.52
