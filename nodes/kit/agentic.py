@@ -52,6 +52,7 @@ from typing_extensions import TypedDict
 from memory.tokens import count_message_tokens, count_messages_tokens
 from nodes.model_planner import PlanningFailedError, stream_model
 from tools.faults import MODEL_ERRORS, TRANSIENT_ERRORS
+from tools.lang import pick
 
 __all__ = [
     "AGENT_LOOP",
@@ -104,6 +105,7 @@ class LoopRun:
     max_turns: int = 6
     max_tokens: int = 24000
     emit: Callable[[str], None] = field(default=lambda text: None)
+    language: str = "zh"  # of the notices it streams (the request's language)
 
     def tool(self, name: str) -> BaseTool | None:
         """The bound tool called `name` (ask_user included), or None."""
@@ -176,7 +178,13 @@ def _tools(state: LoopState, runtime: Runtime[LoopRun]) -> dict[str, Any]:
     asking: tuple[str, str] | None = None
     asked = list(state["asked"])
     for bad in reply.invalid_tool_calls:
-        run.emit(f"工具调用 {bad.get('name')} 的参数不是合法 JSON，已请模型重发")
+        run.emit(
+            pick(
+                run.language,
+                f"工具调用 {bad.get('name')} 的参数不是合法 JSON，已请模型重发",
+                f"The arguments of the tool call {bad.get('name')} are not valid JSON; the model was asked to resend it",
+            )
+        )
         out.append(
             _error(
                 bad.get("id") or "",
@@ -186,7 +194,7 @@ def _tools(state: LoopState, runtime: Runtime[LoopRun]) -> dict[str, Any]:
     for number, call in enumerate(reply.tool_calls):
         call_id = call["id"] or ""
         name = call["name"]
-        run.emit(f"调用工具 {name}({_shown(call['args'])})")
+        run.emit(pick(run.language, "调用工具", "Calling tool") + f" {name}({_shown(call['args'])})")
         tool = run.tool(name)
         if number >= MAX_CALLS_PER_TURN:
             out.append(

@@ -66,6 +66,7 @@ def run_agentic(
         max_turns=ctx.settings.agent_max_turns,
         max_tokens=ctx.settings.agent_step_tokens,
         emit=ctx.emit,
+        language=ctx.language,
     )
     state = run_loop(run, start)
     stats = {"turns": state["turns"], "tokens": state["tokens"], "stop": state["stop"]}

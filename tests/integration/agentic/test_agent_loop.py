@@ -76,6 +76,23 @@ def test_knowledge_agent_searches_then_answers_with_checked_citations(model_env,
     assert calls == ['调用工具 knowledge_search({"query": "余电上网 上网电价"})']
 
 
+def test_an_english_request_gets_english_tool_notices(model_env, data_dir):
+    script = [
+        _plan("knowledge", "How is surplus PV power priced?"),
+        reply_tool_call("knowledge_search", {"query": "surplus export price"}),
+        reply_text("Surplus power is settled at the local coal benchmark price [1]."),
+    ]
+    with ScriptedOpenAIServer(script, responder=_summary) as server:
+        model_env(server)
+        chunks: list[dict] = []
+        with PlanRunner.open(user_id="u", conversation_id="a-en") as runner:
+            outcome = runner.run("How is surplus rooftop PV power priced in China?", on_chunk=chunks.append)
+    assert outcome.plan["steps"][0]["status"] == "completed"
+    step_chunks = [c["content"] for c in chunks if c["index"] == 0]
+    assert 'Calling tool knowledge_search({"query": "surplus export price"})' in step_chunks
+    assert not any(c.startswith("调用工具") for c in step_chunks)
+
+
 def test_unknown_tool_and_malformed_arguments_come_back_as_errors_listing_what_is_valid(model_env, data_dir):
     script = [
         _plan("knowledge", "回答并网流程"),
