@@ -9,7 +9,11 @@ the rest:
 
 - clauses that name agents → those agents, each after (and depending on) the steps producing what
   it consumes; a negated clause ("不用报告") removes its agent; a request that says what one of a
-  workflow template's examples says runs the template;
+  workflow template's examples says runs the template; the parts of a clause joined by "和" /
+  "and" are read on their own too; a question no agent's structure claims is not that agent's
+  work; a clause stating all of a producer's required inputs and naming nothing asks for it;
+- a question without values that fits a corpus agent (the knowledge base) nearly as well as the
+  chosen one → the planner asks the corpus (`AgentSpec.serves`) whether it answers it;
 - values stated and a consumer named → the producer runs first when the values are all it needs;
 - a consumer named, no new values, and the conversation already holds what it consumes → no
   producer step ("在这个方案基础上做敏感性分析");
@@ -62,6 +66,7 @@ _SPLIT = re.compile(
 _NEGATION = re.compile(
     r"不用|不要|无需|不需要|不必|别(?!的)|免了|\b(?:no need|no|don't|do not|without|skip|not needed)\b", re.I
 )
+_JOIN = re.compile(r"[和与及+&]|\band\b", re.IGNORECASE)
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _QUESTION = re.compile(
     r"[吗么][\s?？]*$|^\s*(?:can|could|is|are|does|do|will|would|should|what|how|why|which|when|where|who)\b",
@@ -175,9 +180,12 @@ def understand(
             named = [found] if found else []
             if found and not negated and _is_question(clause) and not _inputs_stated(clause, specs):
                 alternative = alternative or _corpus_rival(clause, found, specs, index)
+            if not named and not negated and not _is_question(clause):
+                named = _complete_project(clause, specs)  # "a 600 kW commercial plant in Hefei"
         # a question on a corpus's topics (the knowledge base's) names no further work by single words
         if not any(specs[n].vocabulary is not None for n in named):
             named += [n for n in _also_named(clause, specs, index) if n not in named]
+            named += [n for n in _joined(clause, specs, index) if n not in named]
         for name in named:
             if negated:
                 excluded.add(name)
@@ -305,6 +313,10 @@ def _best_agent(clause: str, specs: Mapping[str, AgentSpec], index: RouteIndex, 
         (i for i, r in enumerate(index.routes) if not r.is_template and r.name in specs),
         key=lambda i: -scores[i],
     )
+    if _is_question(clause):
+        # a question its structure did not claim ("can C&I projects still sell all their power?")
+        # is not that agent's work; the next agent its words fit may be
+        ranked = [i for i in ranked if specs[index.routes[i].name].claims is None]
     if not ranked or not scores[ranked[0]]:
         return None
     if specs[index.routes[ranked[0]].name].vocabulary is not None:
@@ -341,6 +353,39 @@ def _corpus_rival(clause: str, chosen: str, specs: Mapping[str, AgentSpec], inde
         ):
             return route.name
     return ""
+
+
+def _complete_project(clause: str, specs: Mapping[str, AgentSpec]) -> list[str]:
+    """The producer whose every required input a clause states on its own (a new project to compute).
+
+    "Work out the numbers for a 600 kW commercial plant in Hefei, and also: can …?" asks for the
+    calculation although none of its words is the calculation's; a clause of fewer values ("换成户用")
+    is a change to the conversation's case, decided after all clauses are read.
+    """
+    stated = _inputs_stated(clause, specs)
+    return [
+        name
+        for name, fields in stated.items()
+        if all(f.name in fields for f in specs[name].inputs if f.required)
+    ][:1]
+
+
+def _joined(clause: str, specs: Mapping[str, AgentSpec], index: RouteIndex) -> list[str]:
+    """Agents the parts of a clause joined by "和" / "and" name on their own ("…的投资回报和电价波动的影响").
+
+    A part that states values, or names a corpus agent (the knowledge base), names nothing here.
+    """
+    parts = [p.strip() for p in _JOIN.split(clause) if p and p.strip()]
+    if len(parts) < 2:
+        return []
+    found = []
+    for part in parts:
+        if _states_values(part, specs):
+            continue
+        name = _best_agent(part, specs, index, CLAUSE_FLOOR)
+        if name and specs[name].vocabulary is None:
+            found.append(name)
+    return found
 
 
 def _also_named(clause: str, specs: Mapping[str, AgentSpec], index: RouteIndex) -> list[str]:

@@ -130,3 +130,21 @@ def test_a_place_in_a_question_is_not_a_calculation():
     # "苏州" is a value the calculation reads; it does not make a weather question PV work
     found = understand("明天苏州会下雨吗", SPECS, INDEX, InMemoryResults())
     assert found.steps == [] and found.reply.startswith("抱歉")
+
+
+def test_parts_joined_by_and_are_read_on_their_own():
+    assert _plan("宁波工商业1MW的收益和造价涨跌的影响都算一下") == [("pv_calc", []), ("sensitivity", [0])]
+
+
+def test_a_clause_stating_a_whole_project_asks_for_its_calculation_beside_a_question():
+    text = "Work out the numbers for a 600 kW commercial plant in Hefei, and also: can C&I projects still export all of their power to the grid?"
+    assert _plan(text) == [("pv_calc", []), ("knowledge", [])]
+
+
+def test_a_question_near_both_the_calculation_and_the_knowledge_base_names_the_rival():
+    found = understand(
+        "What documents do I need to register a rooftop solar project?", SPECS, INDEX, InMemoryResults()
+    )
+    assert [s["agentName"] for s in found.steps] == ["pv_calc"] and found.alternative == "knowledge"
+    plain = understand("Calculate a 1 MW commercial project in Hefei", SPECS, INDEX, InMemoryResults())
+    assert plain.alternative == ""
