@@ -21,7 +21,7 @@ from tools.pv.data import using_tables
 from tools.pv.economics import simulate
 from tools.pv.inputs import EXCLUSIVE_GROUPS, merge_fields, parse_fields
 from tools.pv.model_fields import fill_with_model
-from tools.pv.resolve import LABELS, MODEL_FIELDS, Resolution, resolve_inputs
+from tools.pv.resolve import LABELS, MODEL_FIELDS, Resolution, place_name, resolve_inputs, type_name
 
 __all__ = [
     "CASE",
@@ -156,7 +156,10 @@ def recall(question: str, headline: dict[str, Any], lang: str) -> str:
     if not asked or not results:
         return ""
     parts = [(zh, en, _figure(key, results.get(key), lang)) for key, zh, en, _ in asked]
-    where = f"{inputs.get('location', '')} · {inputs.get('project_type', '')} · {inputs.get('capacity_kw', 0):g} kW"
+    where = (
+        f"{place_name(str(inputs.get('location', '')), lang)} · "
+        f"{type_name(str(inputs.get('project_type', '')), lang)} · {inputs.get('capacity_kw', 0):g} kW"
+    )
     if lang == "en":
         return f"From the latest calculation ({where}): " + "; ".join(f"{en} {v}" for _, en, v in parts) + "."
     return f"最近一次测算（{where}）：" + "；".join(f"{zh} {v}" for zh, _, v in parts) + "。"

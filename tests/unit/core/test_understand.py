@@ -79,6 +79,8 @@ def test_follow_ups_change_one_value_reuse_the_case_or_ask_about_it(with_case):
     assert recalled.steps == [] and "18.91%" in recalled.reply
     english = understand("and what was the payback?", SPECS, INDEX, with_case)
     assert english.steps == [] and "5.2 years" in english.reply and english.lang == "en"
+    # the case is named in English too: place and type as the English step output names them
+    assert "(Yuhang, Hangzhou (杭州市余杭区) · commercial & industrial · 500 kW)" in english.reply
 
 
 def test_without_a_case_a_figure_question_starts_a_calculation():
