@@ -88,7 +88,8 @@ class BlockMemory(ReadingMixin):
         self._blobs = OffloadStore(self._store)
         url = chroma_url or None
         local = None if url else self.root / "chroma"
-        self._vectors = VectorIndex(chroma_client(self.root / "chroma", url), embeddings, local)
+        chroma_dir = self.root / "chroma"
+        self._vectors = VectorIndex(None, embeddings, local, opener=lambda: chroma_client(chroma_dir, url))
         self._summarizer = summarizer
         self._states: dict[str, NamespaceState] = {}
         self._registered: set[str] = set()

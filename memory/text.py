@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import re
 import threading
 from functools import cache
@@ -36,12 +35,11 @@ def cjk_ratio(text: str) -> float:
 
 @cache
 def _jieba():  # noqa: ANN202 - jieba has no types
-    import jieba
+    """Jieba's default tokenizer, its dictionary read on demand (memory._jieba_freq), once per process."""
+    from memory._jieba_freq import jieba_tokenizer
 
-    jieba.setLogLevel(logging.WARNING)
     with _jieba_lock:
-        jieba.initialize()
-    return jieba
+        return jieba_tokenizer()
 
 
 def tokenize(text: str) -> list[str]:

@@ -206,9 +206,24 @@ class VectorIndex:
     own collection and a query needs a filter only for a todo id. Isolation is physical as a bonus.
     """
 
-    def __init__(self, client: Any, embeddings: Embeddings, chroma_dir: Path | None = None) -> None:
-        """`chroma_dir`: the PersistentClient's directory, watched so that a lost one is reopened."""
-        self.client = client
+    def __init__(
+        self,
+        client: Any | None,
+        embeddings: Embeddings,
+        chroma_dir: Path | None = None,
+        *,
+        opener: Callable[[], Any] | None = None,
+    ) -> None:
+        """`chroma_dir`: the PersistentClient's directory, watched so that a lost one is reopened.
+
+        With `client=None`, `opener()` makes the client when a vector is first written or read:
+        importing and opening Chroma costs about a second of CPU, which a turn that stores no
+        vector yet (a new conversation's first request) does not pay.
+        """
+        if client is None and opener is None:
+            raise TypeError("VectorIndex needs a Chroma client or an opener that makes one")
+        self._client = client
+        self._opener = opener
         self.embeddings = embeddings
         self.chroma_dir = chroma_dir
         self.generation = 0  # +1 each time the directory was lost and reopened (vectors to re-send)
@@ -216,24 +231,37 @@ class VectorIndex:
         self._collections: dict[tuple[str, int], Any] = {}
         self._counts: dict[tuple[str, int], int] = {}
         self._max_batch: int | None = None
-        self._opened = _identity(chroma_dir)
+        self._opened = _identity(chroma_dir) if client is not None else None
         self._reopen_lock = threading.Lock()
+
+    @property
+    def client(self) -> Any:
+        """The Chroma client, opened on first use."""
+        if self._client is None:
+            with self._reopen_lock:
+                if self._client is None:
+                    assert self._opener is not None
+                    client = self._opener()
+                    self._opened = _identity(self.chroma_dir)
+                    self._client = client
+        return self._client
 
     def check_directory(self) -> bool:
         """Reopen the local Chroma directory if it was deleted or replaced; True when it was.
 
         chromadb keeps the deleted database open and every later write fails with "attempt to
         write a readonly database". The new directory starts empty: the callers re-send vectors
-        from SQLite (BlockMemory does when `generation` changed).
+        from SQLite (BlockMemory does when `generation` changed). Nothing to check before the
+        client is first opened.
         """
-        if self.chroma_dir is None or _identity(self.chroma_dir) == self._opened:
+        if self.chroma_dir is None or self._client is None or _identity(self.chroma_dir) == self._opened:
             return False
         with self._reopen_lock:
             if _identity(self.chroma_dir) == self._opened:
                 return False
             log.warning("Chroma directory %s was removed or replaced; reopening it", self.chroma_dir)
             _forget_client(self.chroma_dir)
-            self.client = chroma_client(self.chroma_dir)
+            self._client = chroma_client(self.chroma_dir)
             self._collections.clear()
             self._counts.clear()
             self._opened = _identity(self.chroma_dir)

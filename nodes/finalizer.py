@@ -12,7 +12,7 @@ from graphs.context import Context, resolve_context
 from graphs.state import State
 from nodes.kit.services import ServicesFactory
 from tools.contracts import ExecutionPlan, artifacts_of
-from tools.faults import MODEL_ERRORS
+from tools.faults import model_errors
 from tools.model.checks import computed_numbers, unsupported_claims
 
 __all__ = ["FINALIZER_PROMPT", "make_finalizer", "template_summary"]
@@ -92,7 +92,7 @@ def _model_summary(model: BaseChatModel, plan: ExecutionPlan, fallback: str) -> 
 
     try:
         reply = stream_model(model, [SystemMessage(content=FINALIZER_PROMPT), HumanMessage(content=fallback)])
-    except MODEL_ERRORS as error:
+    except model_errors() as error:
         log.warning(
             "model summary failed (%s: %s); using the deterministic summary", type(error).__name__, error
         )

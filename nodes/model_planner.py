@@ -26,7 +26,6 @@ from memory import WindowRef
 from nodes.kit.registry import AgentSpec
 from nodes.kit.services import RunServices
 from tools.faults import ModelFaultError, ModelRejectedError
-from tools.model import call_deadline
 from tools.model.calls import text_tool_calls
 from tools.planning import make_planning_tools
 
@@ -126,6 +125,8 @@ def plan_with_model(
     offline and tells the user why. A bad key or an unknown model is raised as it is: every later
     call would be refused too, so the run stops with the server's words and what to fix.
     """
+    from tools.model.wire import call_deadline  # with the model's client (openai), only in model mode
+
     tools = {t.name: t for t in [*make_planning_tools(specs), *svc.agent_tools("planner")]}
     model = svc.model_for("plan")
     assert model is not None, "plan_with_model needs a model (Context.model)"

@@ -17,7 +17,7 @@ from langgraph.runtime import Runtime
 from graphs.context import Context, resolve_context
 from graphs.state import State
 from nodes.kit.services import RunServices, ServicesFactory
-from tools.faults import MODEL_ERRORS
+from tools.faults import model_errors
 
 log = logging.getLogger("plangraph.memory")
 SUMMARY_PROMPT = "用不超过50个字概括下面这段对话的核心内容（保留地点、数值等关键事实），只输出概括本身。"
@@ -86,7 +86,7 @@ def _summarize_blocks(svc: RunServices, state: State) -> None:
         namespace = svc.namespace(agent)
         try:
             svc.memory.summarize(namespace, lambda text: _gist(model, text), SUMMARIES_PER_NAMESPACE)
-        except MODEL_ERRORS as error:  # the model failed: keep the extractive gist
+        except model_errors() as error:  # the model failed: keep the extractive gist
             log.warning("block summaries for %s skipped: %s: %s", namespace, type(error).__name__, error)
             return
 

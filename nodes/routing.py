@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-import snowballstemmer
+from snowballstemmer.english_stemmer import EnglishStemmer
 
 from memory.bm25 import IncrementalBM25
 from memory.text import QUESTION_WORDS, tokenize
@@ -161,7 +161,7 @@ _NOT_CONTENT = (QUESTION_WORDS - {"算"}) | frozenset(
 
 _HAS_DIGIT = re.compile(r"\d")
 _LATIN = re.compile(r"[a-z]")
-_STEMMER = snowballstemmer.stemmer("english")
+_STEMMER = EnglishStemmer()  # the English module alone: the package imports all 30 languages
 
 
 @lru_cache(maxsize=4096)

@@ -221,6 +221,7 @@ def _drive(
 
 def _chat(runner: PlanRunner, printer: _Printer, conversation: str) -> int:
     """Read requests and answers from stdin on one conversation until EOF or `exit`."""
+    printer.stopped()
     printer.console.print(
         f"[dim]会话：{conversation}。输入需求，回车发送；有问题时直接输入回答；exit 或 Ctrl-D 退出。[/dim]"
     )
@@ -309,9 +310,11 @@ def _main(argv: list[str] | None) -> int:
     if conversation is None:
         printer.event("error", message="请用 --conversation 指定会话。")
         return EXIT_USAGE
-    from plangraph.runner import PlanRunner  # heavy (graph, agents, models): only for these commands
-
+    if args.command != "plan":
+        printer.working("正在启动")  # loading the graph and its agents takes a second or more
     try:
+        from plangraph.runner import PlanRunner  # heavy (graph, agents, models): only for these commands
+
         with PlanRunner.open(
             user_id=args.user, conversation_id=conversation, data_dir=args.data_dir
         ) as runner:

@@ -17,13 +17,12 @@ from __future__ import annotations
 import inspect
 import json
 import sqlite3
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import openai
-import psycopg
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StateSnapshot
@@ -45,11 +44,11 @@ from plangraph.errors import (
 from plangraph.turn_lock import TurnLocks, check_data_dir, turn_locks_for
 from tools.contracts import artifact_file, artifacts_of
 from tools.faults import (
-    TRANSIENT_ERRORS,
     ModelFaultError,
     ModelRejectedError,
     is_service_fault,
     storage_fault_kind,
+    transient_errors,
 )
 
 __all__ = [
@@ -398,15 +397,15 @@ class PlanRunner:
             ) from None
         except VectorStoreError as error:
             raise UserFacingError(str(error), exit_code=1) from None
-        except openai.APIStatusError as error:
-            if isinstance(error, TRANSIENT_ERRORS):  # 5xx, 429: the service hiccuped
-                raise self._unavailable(error) from None
-            raise UserFacingError(  # 4xx: retrying the same request cannot help
-                f"模型服务拒绝了请求（HTTP {error.status_code}）：{self.advice.model_settings}。进度已保存，"
-                f"修正后{self._resume_later()}。",
-                exit_code=1,
-            ) from None
         except Exception as error:
+            if _is_openai(error, "APIStatusError"):
+                if isinstance(error, transient_errors()):  # 5xx, 429: the service hiccuped
+                    raise self._unavailable(error) from None
+                raise UserFacingError(  # 4xx: retrying the same request cannot help
+                    f"模型服务拒绝了请求（HTTP {getattr(error, 'status_code', '?')}）：{self.advice.model_settings}。"
+                    f"进度已保存，修正后{self._resume_later()}。",
+                    exit_code=1,
+                ) from None
             if not is_service_fault(error):
                 raise  # a bug is not disguised as an outage
             # The model endpoint, a database, the disk or the vector store failed: say which, keep state.
@@ -441,15 +440,25 @@ _SQLITE_BUSY_CODES = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
 
 def _service_name(error: Exception) -> str:
     """Which service `error` came from, as the user knows it."""
-    if isinstance(error, openai.OpenAIError):
+    if _is_openai(error, "OpenAIError"):
         return "模型服务"
     if isinstance(error, sqlite3.Error):
         code = getattr(error, "sqlite_errorcode", None)
         if code is not None and code & 0xFF in _SQLITE_BUSY_CODES:
             return "检查点数据库（正被其他进程占用）"
         return "检查点数据库"
-    if isinstance(error, psycopg.OperationalError):
+    psycopg = sys.modules.get("psycopg")  # imported only with a Postgres checkpointer
+    if psycopg is not None and isinstance(error, psycopg.OperationalError):
         return "检查点数据库（PostgreSQL）"
     if isinstance(error, OSError) and storage_fault_kind(error) is not None:
         return "数据目录所在的磁盘"
     return "存储或检索服务"
+
+
+def _is_openai(error: BaseException, name: str) -> bool:
+    """True when `error` is an instance of `openai.<name>`.
+
+    `openai` is imported only when a model is configured; before that no error of its can exist.
+    """
+    openai = sys.modules.get("openai")
+    return openai is not None and isinstance(error, getattr(openai, name))

@@ -5,9 +5,14 @@ garbled model answer) are retried by the nodes' `RETRY_POLICY` and, when they pe
 run resumable at its last checkpoint. Two of them stop the run without another attempt
 (`retryable`): a model call cut at its wall-clock deadline (`ModelDeadlineError`: it already took
 the whole `PLANGRAPH_MODEL_TIMEOUT`, a retry would double the wait) and a refusal
-(`ModelRejectedError`, a 4xx: the same request is refused again). `MODEL_ERRORS` adds every other
+(`ModelRejectedError`, a 4xx: the same request is refused again). `model_errors()` adds every other
 HTTP status error: code that can go on without the model (field extraction, gists, summaries)
 catches these and keeps its deterministic result.
+
+Both are functions (`transient_errors()`, `model_errors()`), not import-time tuples: the model's
+client library (`openai`, half a second of CPU to import) is loaded only when a model is
+configured, and its exception classes join the tuples once it is loaded — before that no error
+of its can exist. The same holds for `psycopg` (Postgres checkpointer) and chromadb.
 
 `is_service_fault(error)` says whether a failure is the fault of a service the run depends on — the
 model, a database, the disk, the vector store — rather than of our code: a full or read-only disk,
@@ -22,25 +27,24 @@ from __future__ import annotations
 import errno
 import sqlite3
 import sys
+from typing import Any
 
 import httpx
-import openai
-import psycopg
 from langchain_core.exceptions import ModelError
 from langgraph.types import RetryPolicy
 
 from memory.vectors import VectorStoreError
 
 __all__ = [
-    "MODEL_ERRORS",
     "RETRY_POLICY",
-    "TRANSIENT_ERRORS",
+    "model_errors",
     "ModelDeadlineError",
     "ModelFaultError",
     "ModelRejectedError",
     "is_service_fault",
     "retryable",
     "storage_fault_kind",
+    "transient_errors",
 ]
 
 
@@ -68,33 +72,50 @@ class ModelRejectedError(RuntimeError):
         self.status = status
 
 
-# A service failed: the node re-raises (its step is not marked failed) and the run stops resumably at
-# its last checkpoint. `retryable` says which of these are worth another attempt first: not a
-# refusal (the same request is refused again) and not a call already cut at its deadline.
-TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
+_TRANSIENT_BASE: tuple[type[Exception], ...] = (
     ConnectionError,
     TimeoutError,
     httpx.TransportError,
-    openai.APIConnectionError,
-    openai.RateLimitError,
-    openai.InternalServerError,
     ModelFaultError,
     ModelRejectedError,
 )
+_MODEL_BASE: tuple[type[Exception], ...] = (httpx.HTTPError, ModelError)
+_OPENAI_TRANSIENT = ("APIConnectionError", "RateLimitError", "InternalServerError")
 
-# Every way a model call can fail without it being our bug: transient faults, HTTP status errors
-# (4xx included), and LangChain's own model errors from other chat-model integrations.
-MODEL_ERRORS: tuple[type[Exception], ...] = (
-    *TRANSIENT_ERRORS,
-    openai.APIError,
-    httpx.HTTPError,
-    ModelError,
-)
+
+def _loaded(module: str) -> Any:
+    """`module` if this process has imported it, else None (no exception of its can exist yet)."""
+    return sys.modules.get(module)
+
+
+def transient_errors() -> tuple[type[Exception], ...]:
+    """A service failed: the node re-raises (its step is not marked failed) and the run stops resumably.
+
+    Connection errors, timeouts, httpx transport errors, the model's faults and refusals, and — once
+    `openai` is imported — its connection errors, rate limits and 5xx. `retryable` says which of
+    these are worth another attempt first: not a refusal (the same request is refused again) and not
+    a call already cut at its deadline.
+    """
+    openai = _loaded("openai")
+    if openai is None:
+        return _TRANSIENT_BASE
+    return (*_TRANSIENT_BASE[:3], *(getattr(openai, n) for n in _OPENAI_TRANSIENT), *_TRANSIENT_BASE[3:])
+
+
+def model_errors() -> tuple[type[Exception], ...]:
+    """Every way a model call can fail without it being our bug.
+
+    Transient faults, HTTP status errors (4xx included: `openai.APIError`, `httpx.HTTPError`) and
+    LangChain's own model errors from other chat-model integrations.
+    """
+    openai = _loaded("openai")
+    extra = (openai.APIError,) if openai is not None else ()
+    return (*transient_errors(), *extra, *_MODEL_BASE)
 
 
 def retryable(error: BaseException) -> bool:
     """Whether a node that raised `error` runs again: transient faults, except a cut call or a refusal."""
-    return isinstance(error, TRANSIENT_ERRORS) and not isinstance(
+    return isinstance(error, transient_errors()) and not isinstance(
         error, ModelDeadlineError | ModelRejectedError
     )
 
@@ -138,14 +159,17 @@ def storage_fault_kind(error: BaseException) -> str | None:
         if error.errno in _OS_FULL:
             return "full"
         return "storage" if error.errno in _OS_STORAGE else None
-    if isinstance(error, psycopg.OperationalError | VectorStoreError) or _chroma_internal(error):
+    psycopg = _loaded("psycopg")  # the Postgres checkpointer's driver, imported only when it is used
+    if psycopg is not None and isinstance(error, psycopg.OperationalError):
+        return "storage"
+    if isinstance(error, VectorStoreError) or _chroma_internal(error):
         return "storage"
     return None
 
 
 def is_service_fault(error: BaseException) -> bool:
     """True when `error` is a service's fault (model, database, disk, vector store), not a bug of ours."""
-    return isinstance(error, MODEL_ERRORS) or storage_fault_kind(error) is not None
+    return isinstance(error, model_errors()) or storage_fault_kind(error) is not None
 
 
 def _chroma_internal(error: BaseException) -> bool:

@@ -51,7 +51,7 @@ from typing_extensions import TypedDict
 
 from memory.tokens import count_message_tokens, count_messages_tokens
 from nodes.model_planner import PlanningFailedError, stream_model
-from tools.faults import MODEL_ERRORS, TRANSIENT_ERRORS
+from tools.faults import model_errors, transient_errors
 from tools.lang import pick
 
 __all__ = [
@@ -70,7 +70,6 @@ __all__ = [
 log = logging.getLogger("plangraph.agentic")
 
 ASK_USER = "ask_user"
-_STOPPING_ERRORS: tuple[type[Exception], ...] = (*MODEL_ERRORS, PlanningFailedError)
 TOOL_OUTPUT_CHARS = 3000  # longest tool result a model turn sees (the rest: `load` by id, or narrow it)
 MAX_ASKS = 2  # questions one step may put to the user
 MAX_CALLS_PER_TURN = 8  # tool calls run per model turn; the rest are answered with an error
@@ -150,11 +149,12 @@ def _model(state: LoopState, runtime: Runtime[LoopRun]) -> dict[str, Any]:
         bound = run.model.bind_tools(run.all_tools(), tool_choice="auto")  # servers drop tools without it
     except NotImplementedError:
         return {"stop": "exhausted", "reason": f"the chat model {type(run.model).__name__} cannot call tools"}
+    stopping: tuple[type[Exception], ...] = (*model_errors(), PlanningFailedError)
     try:
         reply = stream_model(bound, prompt, lambda text: None)
-    except TRANSIENT_ERRORS:
+    except transient_errors():
         raise  # the step node's RetryPolicy retries it
-    except _STOPPING_ERRORS as error:
+    except stopping as error:
         return {"stop": "exhausted", "reason": f"the model call failed: {type(error).__name__}: {error}"}
     reported = reply.usage_metadata["total_tokens"] if reply.usage_metadata else 0
     spent = reported or estimate + count_message_tokens(reply)

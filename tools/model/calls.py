@@ -21,7 +21,6 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.tool import ToolCall
@@ -79,6 +78,8 @@ def invoke_forced(
     refuses a form with HTTP 400 is asked again with the next form of `FORCED_CHOICES`; the form it
     took is remembered on the model's endpoint (`tools.model.wire.Endpoint.forced_form`).
     """
+    import openai  # the model's client: imported with the model, never on an offline run
+
     endpoint = getattr(model, "endpoint", None)
     with _lock:
         start = getattr(endpoint, "forced_form", None) or FORCED_CHOICES[0]

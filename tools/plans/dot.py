@@ -35,17 +35,9 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from pydot.core import Dot
-from pyparsing import ParseBaseException
-
 from tools.contracts import AgentExecResult, ExecutionPlan, PlanStep, find_cycle
+from tools.plans._dot_fast import RawDot, read_plain_dot
 from tools.plans.status import STATUS_LABELS, StatusLabel, step_labels, step_status_of
-
-with warnings.catch_warnings():
-    # pydot 4.0.1 builds its grammar at import with pyparsing 3.3 names it deprecates
-    # (PyparsingDeprecationWarning, PyparsingDiagnosticWarning); upstream, harmless, import-time only.
-    warnings.simplefilter("ignore")
-    from pydot.dot_parser import GraphParser
 
 __all__ = [
     "EP_FIELDS",
@@ -167,9 +159,26 @@ class DotGraph:
 
 
 def parse_dot_graph(text: str) -> DotGraph:
-    """Parse one `digraph` into unquoted attributes, declared nodes and edges (all checked)."""
+    """Parse one `digraph` into unquoted attributes, declared nodes and edges (all checked).
+
+    Plain DOT (what plans and templates are written in) is read by `tools.plans._dot_fast`;
+    anything else by pydot, which also words the syntax errors.
+    """
     if not isinstance(text, str):
         raise PlanFormatError(f"expected DOT text (str), got {type(text).__name__}")
+    raw = read_plain_dot(text)
+    return _checked(raw if raw is not None else _pydot_read(text))
+
+
+def _pydot_read(text: str) -> RawDot:
+    """`text` parsed by pydot (imported on first use: its grammar costs 0.3 s of CPU to build)."""
+    with warnings.catch_warnings():
+        # pydot 4.0.1 builds its grammar at import with pyparsing 3.3 names it deprecates
+        # (PyparsingDeprecationWarning, PyparsingDiagnosticWarning); upstream, harmless, import-time only.
+        warnings.simplefilter("ignore")
+        from pydot.dot_parser import GraphParser
+    from pyparsing import ParseBaseException
+
     try:
         with _parse_lock:
             graphs = list(GraphParser.parser.parse_string(text, parse_all=True))
@@ -183,16 +192,26 @@ def parse_dot_graph(text: str) -> DotGraph:
         raise PlanFormatError(
             f"expected exactly one digraph, found {len(graphs)}; keep one `digraph G {{…}}`"
         )
-    g: Dot = graphs[0]
-    if g.get_type() != "digraph":
+    g = graphs[0]
+    return RawDot(
+        graph_type=g.get_type(),
+        has_subgraphs=bool(g.get_subgraphs()),
+        attributes=dict(g.get_attributes()),
+        nodes=[(node.get_name(), dict(node.get_attributes())) for node in g.get_nodes()],
+        edges=[(edge.get_source(), edge.get_destination()) for edge in g.get_edges()],
+    )
+
+
+def _checked(g: RawDot) -> DotGraph:
+    """The graph's values unquoted, with every rule of a plan graph checked."""
+    if g.graph_type != "digraph":
         raise PlanFormatError("the plan is an undirected `graph`; write `digraph G {…}` with `->` edges")
-    if g.get_subgraphs():
+    if g.has_subgraphs:
         raise PlanFormatError("subgraphs ({…} or `subgraph`) are not supported; declare nodes and edges flat")
-    attrs = {k: unquote(str(v)) for k, v in g.get_attributes().items() if v is not None}
+    attrs = {k: unquote(str(v)) for k, v in g.attributes.items() if v is not None}
     nodes: dict[str, dict[str, str]] = {}
-    for node in g.get_nodes():
-        raw = node.get_name()
-        values = {k: unquote(str(v)) for k, v in node.get_attributes().items() if v is not None}
+    for raw, node_attrs in g.nodes:
+        values = {k: unquote(str(v)) for k, v in node_attrs.items() if v is not None}
         if raw == "graph":
             attrs.update(values)
             continue
@@ -205,8 +224,7 @@ def parse_dot_graph(text: str) -> DotGraph:
             raise PlanFormatError(f"node {name}: declared twice; give every node its own id")
         nodes[name] = values
     edges: list[tuple[str, str]] = []
-    for edge in g.get_edges():
-        src, dst = edge.get_source(), edge.get_destination()
+    for src, dst in g.edges:
         if not (isinstance(src, str) and isinstance(dst, str)):
             raise PlanFormatError("an edge points to a group {…}; write one `a -> b;` per dependency")
         pair = unquote(src), unquote(dst)

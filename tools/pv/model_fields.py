@@ -29,7 +29,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, ValidationError
 
-from tools.faults import MODEL_ERRORS
+from tools.faults import model_errors
 from tools.model.calls import invoke_forced
 from tools.pv.data import find_locations
 from tools.pv.inputs import EXCLUSIVE_GROUPS, normalize, parse_with_rest
@@ -164,7 +164,7 @@ def _ask(model: BaseChatModel, texts: list[str]) -> dict[str, Any] | None:
             "model fields skipped: %s cannot call tools; using the parser's fields", type(model).__name__
         )
         return None
-    except MODEL_ERRORS as err:
+    except model_errors() as err:
         log.warning("model fields failed (%s: %s); using the parser's fields alone", type(err).__name__, err)
         return None
     call = next((c for c in getattr(reply, "tool_calls", []) if c["name"] == PvInputs.__name__), None)

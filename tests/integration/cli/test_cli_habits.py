@@ -114,6 +114,27 @@ def _read_until(fd: int, pattern: str, timeout: float = 180) -> str:
     raise AssertionError(f"no {pattern!r} in:\n{seen}")
 
 
+def test_on_a_terminal_the_spinner_runs_from_the_start_not_only_after_loading(tmp_path):
+    """Loading the graph and its agents takes a second or more: the terminal is not blank meanwhile.
+
+    Before: nothing was shown until the runner was loaded and the conversation line printed.
+    """
+    master, slave = os.openpty()
+    cmd = [sys.executable, "-m", "plangraph.cli", "--data-dir", str(tmp_path), "run", REQUEST]
+    cmd += ["--conversation", "sp1", "--answer", ANSWER]
+    proc = subprocess.Popen(cmd, env=_env(), cwd=ROOT, stdin=slave, stdout=slave, stderr=slave)
+    os.close(slave)
+    try:
+        seen = _read_until(master, "报告与文件")
+        assert proc.wait(timeout=120) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+    before = seen.split("会话：", 1)[0]
+    assert re.search("[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]", before), f"no spinner before the conversation line: {before!r}"
+
+
 def test_chat_answers_the_question_inline_and_keeps_the_conversation(tmp_path):
     master, slave = os.openpty()
     cmd = [

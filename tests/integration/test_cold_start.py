@@ -1,0 +1,82 @@
+"""What an offline first turn loads: not the model's client, not Chroma, not pydot (issue 14 item 5).
+
+Loading them cost 1.5 s of CPU before the first streamed chunk (openai 0.5 s, chromadb 0.4 s,
+pydot's grammar 0.3 s) and jieba's whole dictionary another 0.6 s. Times are measured by
+bench/cold_start.py, not here; these tests pin what is (not) imported and that the lazy
+pieces still answer as before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import openai
+import psycopg
+
+from tools.faults import is_service_fault, model_errors, retryable, transient_errors
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = ("openai", "langchain_openai", "chromadb", "pydot", "pyparsing", "psycopg")
+FIRST_TURN = """
+import json, sys
+from plangraph.runner import PlanRunner
+with PlanRunner.open(user_id="u", conversation_id="cold", data_dir=sys.argv[1]) as runner:
+    chunks = []
+    outcome = runner.run("帮我生成一份光伏经济测算报告", on_chunk=chunks.append)
+    from memory.text import _jieba
+    print(json.dumps({
+        "question": bool(outcome.interrupt),
+        "chunks": len(chunks),
+        "loaded": [m for m in %r if m in sys.modules],
+        "freq": type(_jieba().FREQ).__name__,
+    }))
+"""
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PLANGRAPH_")}
+    return {**env, "PLANGRAPH_EMBEDDINGS": "minilm"}
+
+
+def test_importing_the_runner_loads_no_model_client_vector_store_or_dot_parser():
+    code = f"import sys, plangraph.runner; print([m for m in {HEAVY!r} if m in sys.modules])"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_env(), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_a_new_conversations_first_turn_streams_without_them_and_cuts_chinese_from_the_disk_table(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_TURN % (HEAVY,), str(tmp_path)],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["question"] and seen["chunks"] >= 1
+    assert seen["loaded"] == []
+    assert seen["freq"] == "DiskFreq"
+    assert not (tmp_path / "memory" / "chroma").exists()  # opened when a first vector is stored
+
+
+def test_the_transient_and_model_error_tuples_include_openais_classes_once_it_is_loaded():
+    transient = transient_errors()
+    for cls in (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError):
+        assert cls in transient
+    assert openai.APIError in model_errors() and openai.BadRequestError not in transient
+    request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+    assert retryable(openai.APIConnectionError(request=request))
+    limited = openai.RateLimitError("slow down", response=httpx.Response(429, request=request), body=None)
+    assert retryable(limited)
+    refused = openai.BadRequestError("bad", response=httpx.Response(400, request=request), body=None)
+    assert not retryable(refused) and is_service_fault(refused)
+    assert is_service_fault(psycopg.OperationalError("server closed the connection"))
+    assert not is_service_fault(ValueError("our bug"))
