@@ -52,6 +52,9 @@ def test_running_server_survives_a_deleted_chroma_directory(tmp_path, hash_embed
             assert response.status_code == 200, response.text
             return response.json()["output"]
 
+        # a whole conversation first: Chroma is opened when the first vector is stored, not before
+        turn("w0", {"messages": [{"role": "user", "content": S1}]})
+        turn("w0", {"resume": ANSWERS[800]})
         assert "__interrupt__" in turn("w1", {"messages": [{"role": "user", "content": S1}]})
         shutil.rmtree(data / "memory" / "chroma")
         done = turn("w1", {"resume": ANSWERS[500]})  # the waiting question is answered after the wipe
