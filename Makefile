@@ -22,8 +22,9 @@ $(BIN)/.installed: pyproject.toml constraints.txt
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -c constraints.txt -e '.[dev]'
 	# Export the packaged MiniLM to ONNX once now (PLANGRAPH_MODEL_CACHE, default ~/.cache/plangraph),
-	# so the first `plangraph run` does not pay it.
+	# and build jieba's frequency table (~/.cache/plangraph), so the first `plangraph run` pays neither.
 	$(BIN)/python -c "from graphs.context import Context; from graphs.services import embeddings_for; embeddings_for(Context(embeddings='minilm')).embed_query('warm up')"
+	$(BIN)/python -c "from memory.text import tokenize; tokenize('光伏 warm up')"
 	touch $@
 
 install: $(BIN)/.installed
