@@ -36,14 +36,18 @@ def _load() -> float:
 
 
 def _head() -> str:
-    done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    done = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
     return done.stdout.strip()
 
 
 def main() -> None:
     """Run every tree `--runs` times, interleaved; print the table and write it to docs/benchmarks.md."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ref", action="append", required=True, help="an old commit to compare with (repeatable)")
+    ap.add_argument(
+        "--ref", action="append", required=True, help="an old commit to compare with (repeatable)"
+    )
     ap.add_argument("--runs", type=int, default=3, help="rounds; each round runs every tree once")
     ap.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
     args = ap.parse_args()
