@@ -93,12 +93,21 @@ _T = TypeVar("_T")
 
 
 def _per_folder(read: Callable[[], _T]) -> Callable[[], _T]:
-    """Cache a table reader per tables folder (a run may point at its own folder)."""
-    cached = functools.cache(lambda folder: read())
+    """Cache a table reader per tables folder (a run may point at its own folder).
+
+    A folder is checked (`data_dir`) when it is first read, not on every call: routing asks
+    `find_locations` about hundreds of words, and two file checks per call were 5 % of the CPU
+    before a run's first streamed chunk.
+    """
+    read_once = functools.cache(lambda folder: read())
+    known: dict[Path, _T] = {}
 
     @functools.wraps(read)
     def wrapper() -> _T:
-        return cached(data_dir())
+        folder = _tables_dir.get() or SHIPPED_TABLES
+        if folder not in known:
+            known[folder] = read_once(data_dir())
+        return known[folder]
 
     return wrapper
 
