@@ -37,7 +37,7 @@ class DiskFreq:
 
     def __init__(self, path: Path) -> None:
         self._conn: sqlite3.Connection | None = sqlite3.connect(
-            f"file:{path}?mode=ro", uri=True, check_same_thread=False
+            f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False
         )
         self._memo: dict[str, int | None] = {}
         self._whole: dict[str, int] | None = None
