@@ -90,6 +90,15 @@ class MiniLMEmbeddings(Embeddings):
         hf_logging.disable_progress_bar()  # no "Loading weights" bar in CLI output
         return SentenceTransformer(str(self._path()), device="cpu")
 
+    def load(self) -> None:
+        """Load the model now; otherwise the first embedding loads it (e.g. warm it while a person types)."""
+        self._load()
+
+    @property
+    def loaded(self) -> bool:
+        """True once the model is in memory."""
+        return self._onnx is not None or self._model is not None
+
     @property
     def active_backend(self) -> str:
         """`onnx` or `torch` once loaded (loads the model)."""

@@ -205,6 +205,7 @@ def _drive(
         if answers:
             answer = answers.popleft()
         elif sys.stdin.isatty() and not printer.as_json:
+            runner.warm_up()  # the embedding model loads while the person types
             answer = input("> ")
         else:
             if not printer.as_json:
@@ -231,6 +232,8 @@ def _chat(runner: PlanRunner, printer: _Printer, conversation: str) -> int:
     if state is not None and state.interrupts:
         printer.event("interrupt", **state.interrupts[0].value)
     while True:
+        if waiting:
+            runner.warm_up()  # the embedding model loads while the person types the answer
         try:
             text = input("回答> " if waiting else "您> ").strip()
         except EOFError:

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import inspect
 import json
+import logging
 import sqlite3
 import sys
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
@@ -29,8 +31,9 @@ from langgraph.types import Command, StateSnapshot
 
 from graphs.context import Context
 from graphs.main import build_graph
-from graphs.services import ServiceHub
+from graphs.services import ServiceHub, embeddings_for
 from graphs.state import InputState, OutputState, State
+from memory.embeddings import MiniLMEmbeddings
 from memory.vectors import VectorStoreError
 from nodes.planner import EMPTY_REQUEST, HUGE_REQUEST
 from plangraph.checkpoint import open_checkpointer
@@ -251,6 +254,22 @@ class PlanRunner:
             state = await self.graph.aget_state(self.config)
             return await self._astream(self._resume_input(state, answer), on_chunk)
 
+    def warm_up(self) -> threading.Thread | None:
+        """Start loading the local embedding model in a background thread, if it is not loaded yet.
+
+        For the time a person reads a question and types the answer (the CLI calls this before it
+        waits for input): the model is needed as soon as the first agent stores its result. Returns
+        the thread, or None when there is nothing to load (hash or remote embeddings, already loaded).
+        """
+        embeddings = embeddings_for(self.context)
+        if not isinstance(embeddings, MiniLMEmbeddings) or embeddings.loaded:
+            return None
+        thread = threading.Thread(
+            target=_load_quietly, args=(embeddings,), name="plangraph-warm-up", daemon=True
+        )
+        thread.start()
+        return thread
+
     def run_input(self, request: str) -> dict[str, Any]:
         """The graph input for `request`; raises UserFacingError when it is empty or too long."""
         return self._run_input(self.graph.get_state(self.config), request)
@@ -462,3 +481,15 @@ def _is_openai(error: BaseException, name: str) -> bool:
     """
     openai = sys.modules.get("openai")
     return openai is not None and isinstance(error, getattr(openai, name))
+
+
+def _load_quietly(embeddings: MiniLMEmbeddings) -> None:
+    """Load the model ahead of time; a failure is left to the turn that needs the model.
+
+    That turn loads it again and reports what is wrong as a clear error; a background thread has
+    no one to tell, so it only logs.
+    """
+    try:
+        embeddings.load()
+    except Exception as error:  # noqa: BLE001 - reported by the turn that needs the model
+        logging.getLogger("plangraph.runner").info("warming up the embedding model failed: %s", error)

@@ -82,3 +82,36 @@ def test_the_transient_and_model_error_tuples_include_openais_classes_once_it_is
     assert not retryable(refused) and is_service_fault(refused)
     assert is_service_fault(psycopg.OperationalError("server closed the connection"))
     assert not is_service_fault(ValueError("our bug"))
+
+
+def test_warm_up_loads_the_local_embedding_model_in_the_background_and_only_that(tmp_path):
+    """While a person types an answer, the model the next turn needs is loaded (CLI: before input)."""
+    code = """
+import sys
+from graphs.services import embeddings_for
+from plangraph.runner import PlanRunner
+with PlanRunner.open(user_id="u", conversation_id="w", data_dir=sys.argv[1]) as runner:
+    embeddings = embeddings_for(runner.context)
+    assert not embeddings.loaded
+    thread = runner.warm_up()
+    thread.join(timeout=240)
+    assert embeddings.loaded and runner.warm_up() is None  # loaded once, nothing left to warm
+    print("ok")
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], cwd=ROOT, env=_env(), capture_output=True, text=True
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+    hashed = "from plangraph.runner import PlanRunner\n"
+    hashed += (
+        "with PlanRunner.open(user_id='u', conversation_id='h', data_dir=__import__('sys').argv[1]) as r:\n"
+    )
+    hashed += "    print(r.warm_up())\n"
+    done = subprocess.run(
+        [sys.executable, "-c", hashed, str(tmp_path)],
+        cwd=ROOT,
+        env={**_env(), "PLANGRAPH_EMBEDDINGS": "hash"},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "None", done.stderr[-2000:]
