@@ -23,6 +23,7 @@ from memory._read import ReadingMixin
 from memory._state import NamespaceState, block_terms, decode_vec, encode_vec, fingerprint, load_state
 from memory._store import Store
 from memory.chunker import Entry, Tail, should_merge, split_pieces
+from memory.facts import FactStore
 from memory.offload import OffloadStore, preview
 from memory.tiers import (
     LONGTERM_PREFIX,
@@ -86,6 +87,7 @@ class BlockMemory(ReadingMixin):
             embeddings = default_embeddings()
         self._store = Store(self.root / "memory.sqlite3")
         self._blobs = OffloadStore(self._store)
+        self.facts = FactStore(self._store)
         url = chroma_url or None
         local = None if url else self.root / "chroma"
         self._vectors = VectorIndex(chroma_client(self.root / "chroma", url), embeddings, local)
