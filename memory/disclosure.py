@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NotRequired
 
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 from memory.metadata import core_semantic, data_ids
 from memory.tokens import MESSAGE_OVERHEAD, count_messages_tokens, count_tokens, truncate
@@ -208,11 +208,7 @@ def assemble_window(
     text = system()
     if current_input is not None and total() > budget_tokens:
         room = (
-            budget_tokens
-            - MESSAGE_OVERHEAD
-            - count_tokens(text)
-            - MESSAGE_OVERHEAD
-            - count_tokens(_CUT_NOTE)
+            budget_tokens - MESSAGE_OVERHEAD - count_tokens(text) - MESSAGE_OVERHEAD - count_tokens(_CUT_NOTE)
         )
         content = (
             current_input.content

@@ -121,7 +121,7 @@ class FactStore:
             )  # fmt: skip
         return fact
 
-    def list(self, user_id: str) -> list[Fact]:
+    def for_user(self, user_id: str) -> list[Fact]:
         """The user's facts, newest first."""
         rows = self._store.query(
             "SELECT fact_id, user_id, key, value, text, said, scope, conversation_id, message_id, judged_by,"
@@ -135,11 +135,11 @@ class FactStore:
 
     def get(self, user_id: str, key: str) -> Fact | None:
         """The user's fact under `key`, or None."""
-        return next((f for f in self.list(user_id) if f.key == key), None)
+        return next((f for f in self.for_user(user_id) if f.key == key), None)
 
     def forget(self, user_id: str, fact: str) -> Fact | None:
         """Delete the user's fact with this id (or key); the deleted fact, or None when there was none."""
-        found = next((f for f in self.list(user_id) if fact in (f.fact_id, f.key)), None)
+        found = next((f for f in self.for_user(user_id) if fact in (f.fact_id, f.key)), None)
         if found is not None:
             with self._store.transaction() as conn:
                 conn.execute("DELETE FROM facts WHERE user_id=? AND key=?", (user_id, found.key))
@@ -147,7 +147,7 @@ class FactStore:
 
     def prompt_lines(self, user_id: str, max_tokens: int, agent: str | None = None) -> list[str]:
         """The header and the user's facts (newest first, those scoped to `agent` or to all) within `max_tokens`."""
-        facts = [f for f in self.list(user_id) if not f.scope or agent is None or agent in f.scope]
+        facts = [f for f in self.for_user(user_id) if not f.scope or agent is None or agent in f.scope]
         if not facts or max_tokens <= count_tokens(FACTS_HEADER) + 1:
             return []
         lines = pack_lines([f"- {f.text}" for f in facts], max_tokens - count_tokens(FACTS_HEADER) - 1)

@@ -17,9 +17,9 @@ from langgraph.types import Command
 
 from graphs.context import Context, resolve_context
 from graphs.state import State
+from memory.facts import Fact
 from nodes.kit.registry import AgentSpec
 from nodes.kit.services import RunServices, ServicesFactory
-from memory.facts import Fact
 from nodes.routing import Route, RouteIndex
 from nodes.standing import acknowledge, leftover
 from nodes.understand import Understanding, language, understand, value_words
@@ -110,7 +110,7 @@ def _stated_facts(state: State, svc: RunServices) -> list[Fact]:
     request = next((m for m in reversed(state.get("messages", [])) if isinstance(m, HumanMessage)), None)
     if request is None or not request.id:
         return []
-    return [f for f in svc.memory.facts.list(svc.ctx.user_id) if f.message_id == str(request.id)]
+    return [f for f in svc.memory.facts.for_user(svc.ctx.user_id) if f.message_id == str(request.id)]
 
 
 def make_planner(  # noqa: ANN201 - a node

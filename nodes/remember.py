@@ -79,7 +79,9 @@ def _keep_facts(state: State, svc: RunServices, specs: Mapping[str, AgentSpec], 
             conversation_id=svc.ctx.conversation_id, message_id=str(request.id or ""),
             judged_by=st.judged_by, importance=st.importance,
         )  # fmt: skip
-        log.info("long-term fact %s of user %s: %s (%s)", fact.fact_id, svc.ctx.user_id, fact.text, st.judged_by)
+        log.info(
+            "long-term fact %s of user %s: %s (%s)", fact.fact_id, svc.ctx.user_id, fact.text, st.judged_by
+        )
 
 
 def make_remember_answer(services: ServicesFactory):  # noqa: ANN201 - a LangGraph node

@@ -61,7 +61,10 @@ _OWNER = re.compile(
     re.IGNORECASE,
 )
 _REMEMBER = re.compile(r"记住|别忘|\b(?:remember|keep in mind|note that)\b", re.IGNORECASE)
-_QUESTION = re.compile(r"[吗么呢][\s?？]*$|[?？]\s*$|^\s*(?:can|could|is|are|does|do|what|how|why|which)\b", re.I)
+_QUESTION = re.compile(
+    r"[吗么呢][\s?？]*$|[?？]\s*$|^\s*(?:can|could|is|are|does|do|what|how|why|which)\b", re.I
+)
+_JUDGE_ERRORS: tuple[type[Exception], ...] = (*MODEL_ERRORS, ValueError)  # a failed call, or not the JSON
 _LANG_NAMES = {"zh": ("中文", "Chinese"), "en": ("英文", "English")}
 
 JUDGE_PROMPT = """判断用户这句话里有没有需要长期记住的、关于用户本人的事实或偏好：以后的请求和会话里仍然成立的
@@ -90,7 +93,9 @@ def _sentences(text: str) -> list[str]:
 
 def standing_sentences(text: str) -> list[str]:
     """Sentences of `text` with a persistence or owner cue that are not questions."""
-    return [s for s in _sentences(text) if (_PERSIST.search(s) or _OWNER.search(s)) and not _QUESTION.search(s)]
+    return [
+        s for s in _sentences(text) if (_PERSIST.search(s) or _OWNER.search(s)) and not _QUESTION.search(s)
+    ]
 
 
 def _cue_only(clause: str) -> bool:
@@ -115,7 +120,9 @@ def _read(
                 if key not in spec.defaults or isinstance(value, bool) or not isinstance(value, int | float):
                     continue
                 shown = spec.show(key, value, lang_of_text) if spec.show else f"{key} = {value:g}"
-                found.setdefault(key, Statement(key, value, shown, "，".join([*cue, part]), judged_by=judged_by))
+                found.setdefault(
+                    key, Statement(key, value, shown, "，".join([*cue, part]), judged_by=judged_by)
+                )
         lang = named_language(part)
         if lang is not None and "lang" not in found:
             scope = _named_agents(part, specs, index)
@@ -148,9 +155,7 @@ def judge_with_model(
     Only sentences with a persistence or owner cue that also state a readable value, a language
     or an explicit "记住" / "remember" are asked about (no call otherwise).
     """
-    sentences = [
-        s for s in standing_sentences(text) if _REMEMBER.search(s) or _read(s, specs, None, "model")
-    ]
+    sentences = [s for s in standing_sentences(text) if _REMEMBER.search(s) or _read(s, specs, None, "model")]
     if not sentences:
         return []
     try:
@@ -158,7 +163,7 @@ def judge_with_model(
             [SystemMessage(JUDGE_PROMPT), HumanMessage("\n".join(sentences))], config={"tags": ["nostream"]}
         )
         picked = _parse(reply.text)
-    except (*MODEL_ERRORS, ValueError) as error:
+    except _JUDGE_ERRORS as error:
         log.warning("long-term facts judged by rule: the model failed (%s: %s)", type(error).__name__, error)
         return judge(text, specs, index)
     found: dict[str, Statement] = {}

@@ -24,7 +24,9 @@ def configure_memory(parser: argparse.ArgumentParser) -> None:
     search.add_argument("-k", type=int, default=5, help="results per agent (at most 8)")
     blocks = sub.add_parser("blocks", help="list a conversation's blocks (metadata), oldest first")
     facts = sub.add_parser("facts", help="your long-term facts and preferences (kept across conversations)")
-    forget = sub.add_parser("forget", help="forget one long-term fact (its id from `memory facts`, or its key)")
+    forget = sub.add_parser(
+        "forget", help="forget one long-term fact (its id from `memory facts`, or its key)"
+    )
     forget.add_argument("fact", help="fact id (f_…) or key (electricity_price, lang, …)")
     for sp in (search, blocks):
         sp.add_argument("--conversation", required=True, help="conversation id (= thread id)")
@@ -101,9 +103,13 @@ def _facts(args: argparse.Namespace, context: Any) -> int:
             raise UserFacingError(
                 f"用户 {user} 没有编号或名称为 {args.fact} 的长期记忆；用 plangraph memory facts 查看现有的。"
             )
-        print(json.dumps(gone.as_dict(), ensure_ascii=False) if args.json else f"已删除 {gone.fact_id}：{gone.text}")
+        print(
+            json.dumps(gone.as_dict(), ensure_ascii=False)
+            if args.json
+            else f"已删除 {gone.fact_id}：{gone.text}"
+        )
         return 0
-    facts = store.list(user)
+    facts = store.for_user(user)
     if args.json:
         print(json.dumps([f.as_dict() for f in facts], ensure_ascii=False, indent=2))
         return 0

@@ -33,7 +33,7 @@ def add_memory(app: FastAPI, data_dir: str, hub: Callable[[], ServiceHub]) -> No
     async def list_facts(request: Request) -> dict[str, Any]:
         """Your long-term facts and preferences, newest first."""
         store, user = facts(request)
-        found = await asyncio.to_thread(store.list, user)
+        found = await asyncio.to_thread(store.for_user, user)
         return {"user_id": user, "facts": [f.as_dict() for f in found]}
 
     @app.delete("/memory/facts/{fact}")
