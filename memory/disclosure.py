@@ -9,9 +9,9 @@ Two limits. When the window would pass `compress_at` (80 %) of the budget, its o
 — the latest block's first, then the loose ones, never the newest unit or the current input —
 are replaced, one unit at a time, by a one-line gist (`memory.metadata.core_semantic`, the
 block's id beside it) listed in the system message, until the window is back under that line;
-the messages stay searchable. Only when the window still exceeds the budget itself does the
-metadata list shrink to the hint, then whole units go oldest first, and only then are the system
-prompt and the current input cut. A tool call and its results form one unit, so they are never
+the messages stay searchable. A window still past the line shows the `list_blocks` hint instead
+of the metadata list. Only when the window exceeds the budget itself do whole units go, oldest
+first, then the gists, and only then are the system prompt and the current input cut. A tool call and its results form one unit, so they are never
 separated.
 
 A graph node discloses once and keeps only a `WindowRef` (ids, gists and counts) in the
@@ -199,7 +199,7 @@ def assemble_window(
             gist_lines.append(gist_line(latest_units.pop(0), latest_block))
         else:
             gist_lines.append(gist_line(loose_units.pop(0), None))
-    if total() > budget_tokens:
+    if total() > soft:  # still past the line: the block list gives way to the list_blocks hint
         listed = False
     while total() > budget_tokens and (latest_units or loose_units):
         (latest_units if latest_units else loose_units).pop(0)
