@@ -250,7 +250,7 @@ class StepContext:
             context["ep"] = self.ep.dot()
         if self.facts_used:
             context["facts_used"] = [
-                {"fact_id": f.fact_id, "key": f.key, "conversation_id": f.conversation_id}
+                {"fact_id": f.fact_id, "key": f.key, "conversation_id": f.conversation_id, "text": f.text}
                 for f, _ in self.facts_used
             ]
             if status == "completed":

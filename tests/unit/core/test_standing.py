@@ -101,7 +101,7 @@ def test_a_standing_tariff_is_the_default_with_its_source_named(tmp_path):
         "0.72 元/kWh" in line and "会话 c1" in line and "我们的电价是0.72" in line and TARIFF.fact_id in line
     )
     assert done["context"]["facts_used"] == [
-        {"fact_id": TARIFF.fact_id, "key": "electricity_price", "conversation_id": "c1"}
+        {"fact_id": TARIFF.fact_id, "key": "electricity_price", "conversation_id": "c1", "text": TARIFF.text}
     ]
     plain = _run(pv_calc, PROJECT, tmp_path / "plain", [])
     assert plain["context"]["inputs"]["electricity_price"] != 0.72  # the table's default without the fact
