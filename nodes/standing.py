@@ -6,9 +6,9 @@ A request may state something meant to hold beyond it: "我们的电价是0.72",
 message, and applied — a value replaces that field's default in later calculations, a language
 becomes the one the named agent writes in — always with a note saying so.
 
-The rule (offline; no list of sentences): a *sentence* of the request is standing when it is not a
-question and carries a persistence cue — a time-persistence adverb (以后, 今后, 默认, from now on,
-always, by default …) or a first-person owner (我们的, 我的, 我司, our, my …) — and a clause of it
+The rule (offline; no list of sentences): a *sentence* of the request is standing when it carries
+a persistence cue — a time-persistence adverb (以后, 今后, 默认, from now on,
+always, by default …) or a first-person owner (我们的, 我的, 我司, our, my …) — and a clause of it (not a question)
 states either a value that an agent's own parser reads for one of the inputs the agent otherwise
 defaults (`AgentSpec.defaults`: a tariff, a discount rate, not a project's place or size), or a
 language named as the one to write in (`tools.lang.named_language`). With a model configured,
@@ -92,10 +92,8 @@ def _sentences(text: str) -> list[str]:
 
 
 def standing_sentences(text: str) -> list[str]:
-    """Sentences of `text` with a persistence or owner cue that are not questions."""
-    return [
-        s for s in _sentences(text) if (_PERSIST.search(s) or _OWNER.search(s)) and not _QUESTION.search(s)
-    ]
+    """Sentences of `text` with a persistence or owner cue (their question clauses state nothing)."""
+    return [s for s in _sentences(text) if _PERSIST.search(s) or _OWNER.search(s)]
 
 
 def _cue_only(clause: str) -> bool:
@@ -113,6 +111,8 @@ def _read(
     cue = [p for p in parts if _cue_only(p)]
     lang_of_text = detect_language(sentence)
     for part in parts:
+        if _QUESTION.search(part):
+            continue
         for spec in specs.values():
             if not spec.defaults:
                 continue

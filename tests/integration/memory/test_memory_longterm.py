@@ -124,3 +124,57 @@ def test_http_facts_per_user_used_across_conversations_and_forgotten(server):
         assert missing.status_code == 404 and "GET /memory/facts" in missing.text
         after = _invoke(alice, PROJECT, "t4")
         assert after["plan"]["steps"][0]["result"]["context"]["inputs"]["discount_rate"] != 0.08
+
+
+KNOWLEDGE_PLAN = {
+    "steps": [{"seqNo": 0, "agentName": "knowledge", "requirement": "回答余电上网电价政策", "dependsOn": []}]
+}
+
+
+def _is_planner(body: dict) -> bool:
+    return any(t["function"]["name"] == "create_plan" for t in body.get("tools", []))
+
+
+def test_model_mode_the_model_judges_and_the_planner_sees_the_fact_in_its_one_system_message(
+    model_env, data_dir
+):
+    from langchain_core.messages import convert_to_messages
+
+    from memory.tokens import count_messages_tokens
+    from nodes.standing import JUDGE_PROMPT
+    from plangraph.runner import PlanRunner
+    from tests.support.openai_server import ScriptedOpenAIServer, reply_text, reply_tool_call
+    from tests.support.services import graph_memory
+
+    keep = reply_text(json.dumps({"remember": [{"quote": "以后折现率都按8%", "about": "折现率按8%"}]}))
+    one_off = reply_text(json.dumps({"remember": []}))  # the model: this tariff is for this question only
+
+    def respond(body: dict):
+        if body["messages"][0]["content"].startswith(JUDGE_PROMPT[:10]):
+            return keep if "折现率" in body["messages"][-1]["content"] else one_off
+        if _is_planner(body):
+            return reply_tool_call("create_plan", KNOWLEDGE_PLAN)
+        return reply_text("按资料[1]，余电上网按燃煤基准价结算。")
+
+    with ScriptedOpenAIServer([], responder=respond) as server:
+        model_env(server, budget=800)
+        with PlanRunner.open(user_id="m1", conversation_id="k1") as runner:
+            said = runner.run("以后折现率都按8%。")
+        with PlanRunner.open(user_id="m1", conversation_id="k2") as runner:
+            runner.run("我们的电价是0.72，余电上网电价怎么定？")
+        with PlanRunner.open(user_id="m1", conversation_id="k3") as runner:
+            outcome = runner.run("余电上网电价怎么定？")
+        judged = [r for r in server.requests if r["messages"][0]["content"].startswith(JUDGE_PROMPT[:10])]
+        planner = [r for r in server.requests if _is_planner(r)]
+
+    assert len(judged) == 2  # asked twice (both sentences have a cue); not for the plain question
+    assert said.plan is None and "已记住" in (said.summary or "")
+    facts = graph_memory(data_dir).facts.for_user("m1")
+    assert [(f.key, f.value, f.judged_by, f.conversation_id) for f in facts] == [
+        ("discount_rate", 0.08, "model", "k1")
+    ]
+    assert outcome.plan is not None and outcome.plan["steps"][0]["status"] == "completed"
+    last = planner[-1]["messages"]
+    assert [m["role"] for m in last].count("system") == 1 and last[0]["role"] == "system"
+    assert "折现率 8%" in last[0]["content"] and "电价 0.72" not in last[0]["content"]
+    assert count_messages_tokens(convert_to_messages(last)) <= 800

@@ -36,6 +36,11 @@ def _judged(text: str) -> list[tuple[str, object, tuple[str, ...]]]:
         ("我司的单瓦造价一般是3.1元/W。", [("capex_yuan_per_w", 3.1, ())]),
         ("Our tariff is 0.8 yuan/kWh.", [("electricity_price", 0.8, ())]),
         ("我们的电价是0.72，帮我算杭州500kW工商业", [("electricity_price", 0.72, ())]),
+        ("以后电价都按0.8算。", [("electricity_price", 0.8, ())]),
+        (
+            "我们的电价是0.72，余电上网电价怎么定？",
+            [("electricity_price", 0.72, ())],
+        ),  # the question is another clause
     ],
 )
 def test_a_lasting_statement_of_a_defaulted_value_or_a_language_is_a_fact(text, expected):
