@@ -94,7 +94,9 @@ def standing_line(plan: ExecutionPlan, lang: str) -> str:
     if not used:
         return ""
     if lang == "en":
-        parts = [f"{f.get('text')} (from conversation {f.get('conversation_id')}, {i})" for i, f in used.items()]
+        parts = [
+            f"{f.get('text')} (from conversation {f.get('conversation_id')}, {i})" for i, f in used.items()
+        ]
         return "Used your standing settings: " + "; ".join(parts) + "."
     parts = [f"{f.get('text')}（来自会话 {f.get('conversation_id')}，编号 {i}）" for i, f in used.items()]
     return "使用了您的长期设置：" + "；".join(parts) + "。"
