@@ -284,7 +284,8 @@ class BlockMemory(ReadingMixin):
         for row in rows:
             if row["extra"]["importance"] >= 0.5:
                 self._promote(namespace, row)
-        if state.next_block // 8 != first_new // 8:  # every 8th new block
+        every = max(self.settings.summary_every, 1)
+        if state.next_block // every != first_new // every:  # every `summary_every`-th new block
             self.consolidate(namespace)
         return [self._to_block(row) for row in rows]
 
@@ -377,7 +378,7 @@ class BlockMemory(ReadingMixin):
 
         Blocks stay searchable as they are; a summary only outlines them (see `memory.tiers`). Age
         is measured back from the namespace's newest message.
-        Runs automatically every 8th new block of a namespace.
+        Runs automatically every `summary_every`-th new block of a namespace (8; bench/memory_tiers.py).
         """
         cutoff = summary_cutoff(self.settings)
         state = self._state(namespace)
