@@ -49,6 +49,7 @@ BLOCK_LIST_HINT = (
 )
 OUTLINE_HEADER = "更早对话的概要："
 GISTS_HEADER = "以下较早的消息已压缩为摘要（原文可用 search_block 检索）："
+_ROLE = {"human": "用户", "ai": "助手", "tool": "工具"}
 _CUT_NOTE = "\n…（内容过长已截断）"
 
 
@@ -140,9 +141,20 @@ def _memory_text(
     return extra
 
 
-def gist_line(unit: Sequence[BaseMessage], block_id: str | None) -> str:
-    """One compressed unit: its extractive gist, with the id of the block holding it when known."""
-    gist = core_semantic(unit, data_ids(unit))
+def gist_line(unit: Sequence[BaseMessage], block_id: str | None, limit: int = 80) -> str:
+    """One compressed unit in one line, with the id of the block holding it when known.
+
+    A tool call keeps its name and arguments (what was asked) and its result's `store://` id; a
+    message its role and first sentence (`memory.metadata.core_semantic`).
+    """
+    head, refs = unit[0], data_ids(unit)
+    if isinstance(head, AIMessage) and head.tool_calls:
+        calls = "；".join(f"{c['name']}({json.dumps(c['args'], ensure_ascii=False)})" for c in head.tool_calls)
+        gist = f"调用 {calls}" + (f" → {refs[0]}" if refs else "")
+    else:
+        gist = f"{_ROLE.get(head.type, head.type)}：{core_semantic(unit, refs, limit)}"
+    gist = " ".join(gist.split())
+    gist = gist if len(gist) <= limit else gist[: limit - 1] + "…"
     return f"- {block_id}：{gist}" if block_id else f"- {gist}"
 
 
