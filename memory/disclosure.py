@@ -149,7 +149,9 @@ def gist_line(unit: Sequence[BaseMessage], block_id: str | None, limit: int = 80
     """
     head, refs = unit[0], data_ids(unit)
     if isinstance(head, AIMessage) and head.tool_calls:
-        calls = "；".join(f"{c['name']}({json.dumps(c['args'], ensure_ascii=False)})" for c in head.tool_calls)
+        calls = "；".join(
+            f"{c['name']}({json.dumps(c['args'], ensure_ascii=False)})" for c in head.tool_calls
+        )
         gist = f"调用 {calls}" + (f" → {refs[0]}" if refs else "")
     else:
         gist = f"{_ROLE.get(head.type, head.type)}：{core_semantic(unit, refs, limit)}"

@@ -89,7 +89,8 @@ def standing_line(plan: ExecutionPlan, lang: str) -> str:
     """One line naming the user's long-term facts the steps applied, and where each came from ("" if none)."""
     used: dict[str, dict] = {}
     for step in plan["steps"]:
-        for fact in (step["result"] or {}).get("context", {}).get("facts_used") or []:
+        context = step["result"]["context"] if step["result"] else {}
+        for fact in context.get("facts_used") or []:
             used.setdefault(str(fact.get("fact_id")), fact)
     if not used:
         return ""

@@ -47,12 +47,14 @@ __all__ = [
     "headline_inputs",
     "latest_case",
     "make_case",
+    "note_standing",
     "previous_given",
     "pv_agent",
     "recall",
     "resolve",
     "save_case",
     "show_value",
+    "standing_values",
 ]
 
 CASE = "pv_case"  # results-index kind of a pv_calc result
@@ -85,8 +87,8 @@ def show_value(name: str, value: Any, lang: str) -> str:
     return f"{label(name, lang)} {fmt(name, value, lang)}"
 
 
-def resolve(ctx: StepContext, fields: dict[str, Any], purpose: str = "", lang: str = "zh") -> Resolution:
-    """`resolve_inputs` with the user's standing values in place of the defaults (each noted in the result)."""
+def standing_values(ctx: StepContext, lang: str = "zh") -> dict[str, tuple[Any, str, str]]:
+    """The user's standing values for PV defaults: field → (value, basis naming its source, fact id)."""
     standing = {}
     for key in PV_DEFAULTS:
         fact = ctx.fact(key)
@@ -99,11 +101,21 @@ def resolve(ctx: StepContext, fields: dict[str, Any], purpose: str = "", lang: s
                 f"“{fact.said}”; remove with plangraph memory forget {fact.fact_id}",
             )
             standing[key] = (fact.value, basis, fact.fact_id)
-    resolution = resolve_inputs(fields, purpose, lang, standing)
+    return standing
+
+
+def note_standing(ctx: StepContext, defaults_used: list[dict[str, Any]]) -> None:
+    """Record the standing values a resolution used (they are named among its defaults with their basis)."""
     by_id = {f.fact_id: f for f in ctx.facts}
-    for used in resolution.defaults_used:
+    for used in defaults_used:
         if used.get("fact_id") in by_id:
-            ctx.use_fact(by_id[used["fact_id"]], say=False)  # named among the defaults with its basis
+            ctx.use_fact(by_id[used["fact_id"]], say=False)
+
+
+def resolve(ctx: StepContext, fields: dict[str, Any], purpose: str = "", lang: str = "zh") -> Resolution:
+    """`resolve_inputs` with the user's standing values in place of the defaults (each noted in the result)."""
+    resolution = resolve_inputs(fields, purpose, lang, standing_values(ctx, lang))
+    note_standing(ctx, resolution.defaults_used)
     return resolution
 
 

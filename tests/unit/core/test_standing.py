@@ -132,3 +132,26 @@ def test_a_language_preference_for_reports_makes_the_report_english_and_says_so(
     # a language the request names wins
     chinese = _run(report, PROJECT + "，报告用中文写", tmp_path, [english], results, seq=1, deps={0: calc})
     assert chinese["output"].startswith("测算报告已生成") and "standing" not in chinese["output"]
+
+
+def test_the_agentic_pv_tool_uses_the_standing_value_and_says_so():
+    import json
+
+    from tools.pv.tools import CaseStore, make_pv_tools
+
+    results, seen = InMemoryResults(), []
+    standing = {"electricity_price": (0.72, "您的长期设置（会话 c1）", TARIFF.fact_id)}
+    store = CaseStore(
+        save=lambda kind, payload, headline: results.put(kind, "p", 0, payload, headline),
+        latest=lambda kind: None,
+        load=results.load,
+        standing=lambda: standing,
+        used=seen.extend,
+    )
+    calculate = next(t for t in make_pv_tools(store) if t.name == "pv_calculate")
+    args = {"location": "杭州市余杭区", "project_type": "工商业", "capacity_kw": 500}
+    out = json.loads(calculate.invoke(args))
+    assert out["defaults"]["electricity_price"].startswith("0.72 元/kWh（您的长期设置（会话 c1）")
+    assert [d["fact_id"] for d in seen if d.get("fact_id")] == [TARIFF.fact_id]
+    own = json.loads(calculate.invoke({**args, "electricity_price": 0.9}))
+    assert "electricity_price" not in own["defaults"]
