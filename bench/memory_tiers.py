@@ -20,7 +20,8 @@ blocks a namespace checks for stale runs to summarise; "never" = no summaries). 
 time spent consolidating, how many summary lines exist at the end, and the staleness at every
 10th turn — blocks old enough to be summarised (older than `summary_after_days`, untagged, not
 important) that no summary covers yet, as a share of such blocks (the outline in the window
-misses them until the next check).
+misses them until the next check), and how many blocks the outline's newest `summary_lines`
+lines cover (more = the window outlines more of the older history).
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ def prune_part(turns: int, seed: int, schedules: list[int]) -> None:
     emb = DeterministicFakeEmbedding(size=384)
     print(f"\nprune schedule, {turns} turns, seed {seed}")
     print(
-        "| check every | consolidate calls | time in consolidate (ms) | ms per 1k msgs ingested | summaries | stale share (mean) | stale share (max) |"
+        "| check every | consolidate calls | time in consolidate (ms) | ms per 1k msgs ingested | summaries | stale share (mean) | stale share (max) | outline covers (blocks, mean) |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|")
     after_days = 60.0  # the default summary_after_days: what "old enough" means for every schedule
@@ -130,16 +131,20 @@ def prune_part(turns: int, seed: int, schedules: list[int]) -> None:
 
         mem.consolidate = timed  # type: ignore[method-assign]
         shares: list[float] = []
+        covers: list[int] = []
         for i, turn in enumerate(by_turn(messages), 1):
             mem.add_messages(ns, turn)
             if i % 10 == 0:
                 stale, eligible = _staleness(mem, ns, after_days)
                 if eligible:
                     shares.append(stale / eligible)
+                    newest = mem.summaries(ns)[-mem.settings.summary_lines :]
+                    covers.append(sum(len(s["blocks"]) for s in newest))
         label = "never" if every == 0 else f"{every} blocks"  # never: no consolidation at all
         print(
             f"| {label} | {calls} | {spent * 1000:.0f} | {spent * 1000 / (len(messages) / 1000):.1f} | "
-            f"{len(mem.summaries(ns))} | {statistics.mean(shares) if shares else 0:.1%} | {max(shares, default=0):.1%} |"
+            f"{len(mem.summaries(ns))} | {statistics.mean(shares) if shares else 0:.1%} | {max(shares, default=0):.1%} | "
+            f"{statistics.mean(covers) if covers else 0:.1f} |"
         )
         mem.close()
 
