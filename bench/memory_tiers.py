@@ -106,7 +106,7 @@ def prune_part(turns: int, seed: int, schedules: list[int]) -> None:
     print(
         "| check every | consolidate calls | time in consolidate (ms) | ms per 1k msgs ingested | summaries | stale share (mean) | stale share (max) | outline covers (blocks, mean) |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     after_days = 60.0  # the default summary_after_days: what "old enough" means for every schedule
     for every in schedules:
         days = after_days if every > 0 else 0.0
