@@ -105,13 +105,19 @@ def _cue_only(clause: str) -> bool:
 def _read(
     sentence: str, specs: Mapping[str, AgentSpec], index: RouteIndex | None, judged_by: str
 ) -> list[Statement]:
-    """Values of defaulted inputs and a named language in `sentence`, each with the clauses saying it."""
+    """Values of defaulted inputs and a named language in `sentence`, each with the clauses saying it.
+
+    By rule a clause counts when the sentence has a persistence cue, or the clause itself (or a
+    cue-only clause before it) names the user as owner: in "我的项目在杭州，电价0.8元/度" the
+    tariff is this project's. The model's quotes are taken as judged.
+    """
     parts = [c.strip() for c in _CLAUSES.split(sentence) if c.strip()]
     found: dict[str, Statement] = {}
     cue = [p for p in parts if _cue_only(p)]
+    lasting = judged_by == "model" or bool(cue) or bool(_PERSIST.search(sentence))
     lang_of_text = detect_language(sentence)
     for part in parts:
-        if _QUESTION.search(part):
+        if _QUESTION.search(part) or not (lasting or _OWNER.search(part)):
             continue
         for spec in specs.values():
             if not spec.defaults:

@@ -56,6 +56,7 @@ def test_a_lasting_statement_of_a_defaulted_value_or_a_language_is_a_fact(text, 
         "我家屋顶装10kW户用光伏多久能回本",  # the owner's project: place and size are not defaults
         "以后再说吧",  # a cue, nothing stated
         "我们的项目在杭州",  # a project's place, not a standing default
+        "我的项目在杭州，电价0.8元/度，帮我算一下",  # the owner names the project; the tariff is its own
     ],
 )
 def test_one_off_values_questions_and_project_facts_are_not(text):
