@@ -6,9 +6,9 @@ A request may state something meant to hold beyond it: "我们的电价是0.72",
 message, and applied — a value replaces that field's default in later calculations, a language
 becomes the one the named agent writes in — always with a note saying so.
 
-The rule (offline; no list of sentences): a *sentence* of the request is standing when it carries
-a persistence cue — a time-persistence adverb (以后, 今后, 默认, from now on,
-always, by default …) or a first-person owner (我们的, 我的, 我司, our, my …) — and a clause of it (not a question)
+The rule (offline; no list of sentences): a clause of the request is standing when it is not a
+question, its sentence carries a time-persistence cue (以后, 今后, 默认, from now on, always, by
+default …) or the clause itself names the user as owner (我们的, 我的, 我司, our, my …), and it
 states either a value that an agent's own parser reads for one of the inputs the agent otherwise
 defaults (`AgentSpec.defaults`: a tariff, a discount rate, not a project's place or size), or a
 language named as the one to write in (`tools.lang.named_language`). With a model configured,
