@@ -44,7 +44,7 @@ def make_builder(
     specs = agents() if specs is None else specs
     services = ServiceHub() if services is None else services
     b = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
-    b.add_node("remember_request", make_remember(services))
+    b.add_node("remember_request", make_remember(services, specs))
     b.add_node("disclose_planner", make_disclose("planner", PLANNER_PROMPT, services))
     b.add_node(
         "planner",

@@ -11,7 +11,8 @@ from langchain_core.messages import BaseMessage, messages_from_dict
 from memory._search import SearchMixin
 from memory._state import NamespaceState
 from memory._store import Store
-from memory.disclosure import WindowRef, assemble_window
+from memory.disclosure import Window, WindowRef, assemble_window
+from memory.facts import FactStore
 from memory.offload import OffloadStore
 from memory.tokens import count_messages_tokens
 from memory.types import Block, MemorySettings, UnknownDataIdError
@@ -31,6 +32,7 @@ class ReadingMixin(SearchMixin):
     _vectors: VectorIndex
     _state: Callable[[str], NamespaceState]
     _owner: Callable[[str], tuple[str | None, str | None]]
+    facts: FactStore
 
     def _rows(
         self, keys: list[tuple[str, str]], columns: tuple[str, ...]
@@ -82,21 +84,30 @@ class ReadingMixin(SearchMixin):
         current_input: BaseMessage | None = None,
     ) -> list[BaseMessage]:
         """The window one model call sees, within `budget_tokens` (see `memory.disclosure`)."""
-        return self._disclose(namespace, budget_tokens, system_prompt, current_input)[0]
+        return self._disclose(namespace, budget_tokens, system_prompt, current_input)[0]["messages"]
 
     def _disclose(
         self, namespace: str, budget_tokens: int, system_prompt: str, current_input: BaseMessage | None
-    ) -> tuple[list[BaseMessage], bool, int]:
+    ) -> tuple[Window, int]:
         state = self._state(namespace)
         with state.lock:
             blocks = self.list_blocks(namespace)
-            latest = self.block_messages(namespace, state.tail.block_id) if state.tail else []
+            tail = state.tail.block_id if state.tail else None
+            latest = self.block_messages(namespace, tail) if tail else []
             loose = [e.message for e in state.pending]
-        window, listed = assemble_window(
+        window = assemble_window(
             system_prompt, blocks, latest, loose, current_input, budget_tokens, self.settings,
-            outline=self._outline(namespace),
+            outline=self._outline(namespace), standing=self._standing(namespace, budget_tokens),
+            latest_block=tail,
         )  # fmt: skip
-        return window, listed, len(blocks)
+        return window, len(blocks)
+
+    def _standing(self, namespace: str, budget_tokens: int) -> list[str]:
+        """The long-term fact lines of the namespace's user, within `facts_share` of the budget."""
+        user_id, _ = self._owner(namespace)
+        if user_id is None:
+            return []
+        return self.facts.prompt_lines(user_id, int(budget_tokens * self.settings.facts_share))
 
     def disclose_ref(
         self,
@@ -105,28 +116,31 @@ class ReadingMixin(SearchMixin):
         system_prompt: str = "",
         current_input: BaseMessage | None = None,
     ) -> WindowRef:
-        """`disclose`, kept as a small reference (ids and counts) for graph state.
+        """`disclose`, kept as a small reference (ids, gists and counts) for graph state.
 
         `window(ref, system_prompt)` rebuilds the same messages as long as the messages are stored
         in `namespace` (pass a `current_input` that was added with `add_messages`, with its id).
         """
-        window, listed, n_blocks = self._disclose(namespace, budget_tokens, system_prompt, current_input)
+        window, n_blocks = self._disclose(namespace, budget_tokens, system_prompt, current_input)
         current_id = str(current_input.id) if current_input is not None and current_input.id else None
+        messages = window["messages"]
         return WindowRef(
             namespace=namespace,
             budget_tokens=budget_tokens,
             blocks=n_blocks,
-            listed=listed,
-            message_ids=[str(m.id) for m in window[1:]],
+            listed=window["listed"],
+            message_ids=[str(m.id) for m in messages[1:]],
             current_id=current_id,
-            tokens=count_messages_tokens(window),
+            tokens=count_messages_tokens(messages),
+            gists=window["gists"],
         )
 
     def window(self, ref: WindowRef, system_prompt: str = "") -> list[BaseMessage] | None:
         """The messages of a `disclose_ref` window; None when one of them is not stored.
 
         `system_prompt` must be the one given to `disclose_ref`; the result stays within the
-        reference's budget (block metadata that grew meanwhile may change the system text).
+        reference's budget (block metadata or long-term facts that changed meanwhile may change
+        the system text).
         """
         namespace, ids = ref["namespace"], ref["message_ids"]
         found = {str(m.id): m for m in self.messages_by_id(namespace, ids)}
@@ -135,11 +149,12 @@ class ReadingMixin(SearchMixin):
         current = found.get(ref["current_id"] or "")
         body = [found[i] for i in ids if i != ref["current_id"]]
         blocks = self.list_blocks(namespace)[: ref["blocks"]]
-        window, _ = assemble_window(
-            system_prompt, blocks, body, [], current, ref["budget_tokens"], self.settings, ref["listed"],
-            self._outline(namespace),
+        budget = ref["budget_tokens"]
+        window = assemble_window(
+            system_prompt, blocks, body, [], current, budget, self.settings, ref["listed"],
+            self._outline(namespace), self._standing(namespace, budget), gists=ref.get("gists", []),
         )  # fmt: skip
-        return window
+        return window["messages"]
 
     def _outline(self, namespace: str) -> list[str]:
         rows = self._store.query(

@@ -1,4 +1,4 @@
-"""SQLite persistence of the memory layer: namespaces, messages, blocks and offloaded blobs."""
+"""SQLite persistence of the memory layer: namespaces, messages, blocks, offloaded blobs, long-term facts."""
 
 from __future__ import annotations
 
@@ -33,6 +33,11 @@ CREATE TABLE IF NOT EXISTS summaries(
     PRIMARY KEY(ns, summary_id));
 CREATE TABLE IF NOT EXISTS blobs(
     id TEXT PRIMARY KEY, ns TEXT, content TEXT NOT NULL, created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS facts(
+    user_id TEXT NOT NULL, key TEXT NOT NULL, fact_id TEXT NOT NULL, value TEXT NOT NULL,
+    text TEXT NOT NULL, said TEXT NOT NULL, scope TEXT NOT NULL, conversation_id TEXT NOT NULL,
+    message_id TEXT NOT NULL, judged_by TEXT NOT NULL, importance REAL NOT NULL,
+    created_at REAL NOT NULL, PRIMARY KEY(user_id, key));
 """
 
 BLOCK_COLUMNS = (

@@ -23,6 +23,7 @@ from memory._read import ReadingMixin
 from memory._state import NamespaceState, block_terms, decode_vec, encode_vec, fingerprint, load_state
 from memory._store import Store
 from memory.chunker import Entry, Tail, should_merge, split_pieces
+from memory.facts import FactStore
 from memory.offload import OffloadStore, preview
 from memory.tiers import (
     LONGTERM_PREFIX,
@@ -86,6 +87,7 @@ class BlockMemory(ReadingMixin):
             embeddings = default_embeddings()
         self._store = Store(self.root / "memory.sqlite3")
         self._blobs = OffloadStore(self._store)
+        self.facts = FactStore(self._store)
         url = chroma_url or None
         local = None if url else self.root / "chroma"
         chroma_dir = self.root / "chroma"
@@ -283,7 +285,8 @@ class BlockMemory(ReadingMixin):
         for row in rows:
             if row["extra"]["importance"] >= 0.5:
                 self._promote(namespace, row)
-        if state.next_block // 8 != first_new // 8:  # every 8th new block
+        every = max(self.settings.summary_every, 1)
+        if state.next_block // every != first_new // every:  # every `summary_every`-th new block
             self.consolidate(namespace)
         return [self._to_block(row) for row in rows]
 
@@ -376,7 +379,7 @@ class BlockMemory(ReadingMixin):
 
         Blocks stay searchable as they are; a summary only outlines them (see `memory.tiers`). Age
         is measured back from the namespace's newest message.
-        Runs automatically every 8th new block of a namespace.
+        Runs automatically every `summary_every`-th new block of a namespace (8; bench/memory_tiers.py).
         """
         cutoff = summary_cutoff(self.settings)
         state = self._state(namespace)

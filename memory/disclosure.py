@@ -1,34 +1,42 @@
 """Progressive disclosure: the bounded window one model call sees.
 
-Order: exactly one SystemMessage (the agent prompt plus the block metadata list when there are
-fewer than `block_list_limit` blocks, else a hint to call `list_blocks` and the newest short-term
-summary lines), the latest complete
-block, the newest loose messages (at most `loose_messages`), then the current input. When the
-window exceeds the budget, the metadata list first shrinks to the hint, then whole units are
-dropped oldest first — from the latest block, then from the loose messages — and only then are
-the system prompt and the current input cut. A tool call and its results form one unit, so they
-are never separated.
+Order: exactly one SystemMessage (the agent prompt, the user's long-term facts, then the block
+metadata list when there are fewer than `block_list_limit` blocks, else a hint to call
+`list_blocks` and the newest short-term summary lines), the latest complete block, the newest
+loose messages (at most `loose_messages`), then the current input.
 
-A graph node discloses once and keeps only a `WindowRef` (ids and counts) in the checkpoint;
-the model-calling node turns it back into messages with `BlockMemory.window`.
+Two limits. When the window would pass `compress_at` (80 %) of the budget, its oldest messages
+— the latest block's first, then the loose ones, never the newest unit or the current input —
+are replaced, one unit at a time, by a one-line gist (`memory.metadata.core_semantic`, the
+block's id beside it) listed in the system message, until the window is back under that line;
+the messages stay searchable. A window still past the line shows the `list_blocks` hint instead
+of the metadata list. Only when the window exceeds the budget itself do whole units go, oldest
+first, then the gists, and only then are the system prompt and the current input cut. A tool call and its results form one unit, so they are never
+separated.
+
+A graph node discloses once and keeps only a `WindowRef` (ids, gists and counts) in the
+checkpoint; the model-calling node turns it back into messages with `BlockMemory.window`.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NotRequired
 
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from typing_extensions import TypedDict
 
+from memory.metadata import core_semantic, data_ids
 from memory.tokens import MESSAGE_OVERHEAD, count_messages_tokens, count_tokens, truncate
 from memory.types import MemorySettings
 
 __all__ = [
     "BLOCK_LIST_HEADER",
     "BLOCK_LIST_HINT",
+    "GISTS_HEADER",
     "OUTLINE_HEADER",
+    "Window",
     "WindowRef",
     "assemble_window",
     "units",
@@ -40,6 +48,8 @@ BLOCK_LIST_HINT = (
     "再用 search_block 检索；store:// 开头的大段数据用 load 分页读取。"
 )
 OUTLINE_HEADER = "更早对话的概要："
+GISTS_HEADER = "以下较早的消息已压缩为摘要（原文可用 search_block 检索）："
+_ROLE = {"human": "用户", "ai": "助手", "tool": "工具"}
 _CUT_NOTE = "\n…（内容过长已截断）"
 
 
@@ -58,6 +68,15 @@ class WindowRef(TypedDict):
     message_ids: list[str]
     current_id: str | None
     tokens: int
+    gists: NotRequired[list[str]]
+
+
+class Window(TypedDict):
+    """What `assemble_window` built: the messages, whether the block list stayed, the gist lines."""
+
+    messages: list[BaseMessage]
+    listed: bool
+    gists: list[str]
 
 
 def units(messages: Sequence[BaseMessage]) -> list[list[BaseMessage]]:
@@ -92,10 +111,25 @@ def _complete(unit: list[BaseMessage]) -> bool:
 
 
 def _system_text(
-    prompt: str, blocks: list[dict[str, Any]], settings: MemorySettings, listed: bool, outline: Sequence[str]
+    prompt: str,
+    blocks: list[dict[str, Any]],
+    settings: MemorySettings,
+    listed: bool,
+    outline: Sequence[str],
+    standing: Sequence[str] = (),
+    gists: Sequence[str] = (),
+) -> str:
+    parts = [p for p in (prompt, "\n".join(standing), _memory_text(blocks, settings, listed, outline)) if p]
+    if gists:
+        parts.append("\n".join([GISTS_HEADER, *gists]))
+    return "\n\n".join(parts)
+
+
+def _memory_text(
+    blocks: list[dict[str, Any]], settings: MemorySettings, listed: bool, outline: Sequence[str]
 ) -> str:
     if not blocks:
-        return prompt
+        return ""
     if listed and len(blocks) < settings.block_list_limit:
         lines = [BLOCK_LIST_HEADER.format(n=len(blocks))]
         lines += [json.dumps(b, ensure_ascii=False) for b in blocks]
@@ -104,7 +138,26 @@ def _system_text(
         extra = BLOCK_LIST_HINT.format(n=len(blocks))
         if listed and outline:
             extra = "\n".join([extra, OUTLINE_HEADER, *outline])
-    return f"{prompt}\n\n{extra}" if prompt else extra
+    return extra
+
+
+def gist_line(unit: Sequence[BaseMessage], block_id: str | None, limit: int = 80) -> str:
+    """One compressed unit in one line, with the id of the block holding it when known.
+
+    A tool call keeps its name and arguments (what was asked) and its result's `store://` id; a
+    message its role and first sentence (`memory.metadata.core_semantic`).
+    """
+    head, refs = unit[0], data_ids(unit)
+    if isinstance(head, AIMessage) and head.tool_calls:
+        calls = "；".join(
+            f"{c['name']}({json.dumps(c['args'], ensure_ascii=False)})" for c in head.tool_calls
+        )
+        gist = f"调用 {calls}" + (f" → {refs[0]}" if refs else "")
+    else:
+        gist = f"{_ROLE.get(head.type, head.type)}：{core_semantic(unit, refs, limit)}"
+    gist = " ".join(gist.split())
+    gist = gist if len(gist) <= limit else gist[: limit - 1] + "…"
+    return f"- {block_id}：{gist}" if block_id else f"- {gist}"
 
 
 def _newest(unit_list: list[list[BaseMessage]], max_messages: int) -> list[list[BaseMessage]]:
@@ -128,39 +181,48 @@ def assemble_window(
     settings: MemorySettings,
     allow_block_list: bool = True,
     outline: Sequence[str] = (),
-) -> tuple[list[BaseMessage], bool]:
-    """The window (its `count_messages_tokens` never exceeds `budget_tokens`) and whether the block list (or the `outline` summaries) stayed in it.
+    standing: Sequence[str] = (),
+    latest_block: str | None = None,
+    gists: Sequence[str] = (),
+) -> Window:
+    """The window (its `count_messages_tokens` never exceeds `budget_tokens`); see the module doc.
 
     `outline` holds short-term summary lines shown under the `list_blocks` hint when there are too
-    many blocks to list; they go first when the window is over budget.
+    many blocks to list; `standing` the user's long-term fact lines (already packed to their share
+    of the budget); `latest_block` the id of the block `latest` belongs to; `gists` lines of units
+    compressed earlier (when a window is rebuilt from its reference).
     """
     current_id = current_input.id if current_input is not None else None
     skip = {current_id} if current_id else set()
     latest_units = units([m for m in latest if m.id not in skip])
     loose_units = _newest(units([m for m in loose if m.id not in skip]), settings.loose_messages)
     listed = allow_block_list
+    gist_lines = list(gists)
+
+    def system() -> str:
+        return _system_text(system_prompt, blocks, settings, listed, outline, standing, gist_lines)
 
     def total() -> int:
         msgs = [m for u in latest_units + loose_units for m in u]
         msgs += [current_input] if current_input is not None else []
-        return (
-            MESSAGE_OVERHEAD
-            + count_tokens(_system_text(system_prompt, blocks, settings, listed, outline))
-            + count_messages_tokens(msgs)
-        )
+        return MESSAGE_OVERHEAD + count_tokens(system()) + count_messages_tokens(msgs)
 
-    if total() > budget_tokens:
+    soft = int(budget_tokens * settings.compress_at)
+    while total() > soft and len(latest_units) + len(loose_units) > 1:
+        if latest_units:
+            gist_lines.append(gist_line(latest_units.pop(0), latest_block))
+        else:
+            gist_lines.append(gist_line(loose_units.pop(0), None))
+    if total() > soft:  # still past the line: the block list gives way to the list_blocks hint
         listed = False
     while total() > budget_tokens and (latest_units or loose_units):
         (latest_units if latest_units else loose_units).pop(0)
-    system = _system_text(system_prompt, blocks, settings, listed, outline)
+    while total() > budget_tokens and gist_lines:
+        gist_lines.pop(0)
+    text = system()
     if current_input is not None and total() > budget_tokens:
         room = (
-            budget_tokens
-            - MESSAGE_OVERHEAD
-            - count_tokens(system)
-            - MESSAGE_OVERHEAD
-            - count_tokens(_CUT_NOTE)
+            budget_tokens - MESSAGE_OVERHEAD - count_tokens(text) - MESSAGE_OVERHEAD - count_tokens(_CUT_NOTE)
         )
         content = (
             current_input.content
@@ -173,12 +235,12 @@ def assemble_window(
     window: list[BaseMessage] = [m for u in latest_units + loose_units for m in u]
     window += [current_input] if current_input is not None else []
     room = budget_tokens - MESSAGE_OVERHEAD - count_messages_tokens(window)
-    if count_tokens(system) > room:
-        system = truncate(system, max(room - count_tokens(_CUT_NOTE), 0)) + (_CUT_NOTE if room > 8 else "")
-    result: list[BaseMessage] = [SystemMessage(content=system), *window]
+    if count_tokens(text) > room:
+        text = truncate(text, max(room - count_tokens(_CUT_NOTE), 0)) + (_CUT_NOTE if room > 8 else "")
+    result: list[BaseMessage] = [SystemMessage(content=text), *window]
     if count_messages_tokens(result) > budget_tokens:
         raise ValueError(
             f"budget_tokens={budget_tokens} cannot hold even a system message and the current input; "
             "raise the budget (the default is 2000)."
         )
-    return result, listed
+    return Window(messages=result, listed=listed, gists=gist_lines)

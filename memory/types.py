@@ -27,7 +27,11 @@ class MemorySettings:
     `top_k` caps what is disclosed into a prompt (the `search_block` tool), not the search API.
     Short-term summaries: runs of `summary_min_blocks`..`summary_max_blocks` consecutive ordinary
     (untagged, unimportant) blocks older than `summary_after_days` (0 = never) are merged into one
-    summary line; the newest `summary_lines` of them outline older history in the disclosed window.
+    summary line, checked every `summary_every` new blocks of a namespace (bench/memory_tiers.py); the
+    newest `summary_lines` of them outline older history in the disclosed window.
+    Long-term facts (`memory.facts`) take at most `facts_share` of a window's budget. When a
+    window would pass `compress_at` of its budget, its oldest messages are replaced by their
+    block's gist first (`memory.disclosure`).
     """
 
     min_block_messages: int = 3
@@ -65,6 +69,9 @@ class MemorySettings:
     summary_min_blocks: int = 3
     summary_max_blocks: int = 8
     summary_lines: int = 5
+    summary_every: int = 8
+    facts_share: float = 0.15
+    compress_at: float = 0.8
 
     @property
     def decay_lambda(self) -> float:

@@ -15,7 +15,7 @@ from tools.contracts import ExecutionPlan, artifacts_of
 from tools.faults import model_errors
 from tools.model.checks import computed_numbers, unsupported_claims
 
-__all__ = ["FINALIZER_PROMPT", "make_finalizer", "template_summary"]
+__all__ = ["FINALIZER_PROMPT", "make_finalizer", "standing_line", "template_summary"]
 
 log = logging.getLogger("plangraph.finalizer")
 
@@ -75,11 +75,32 @@ def template_summary(plan: ExecutionPlan) -> str:
         else:
             names = "、".join(f"{s['seqNo']}（{s['agentName']}）" for s in failed)
         lines.append("\n" + failed_line.format(steps=names))
+    standing = standing_line(plan, lang)
+    if standing:
+        lines.append("\n" + standing)
     files = artifacts_of(plan)
     if files:
         # relative to the data dir, never the server's path (HTTP turns them into /artifacts/ URLs)
         lines.append(f"\n{files_head}\n" + "\n".join(f"- {p}" for p in files))
     return "\n".join(lines)
+
+
+def standing_line(plan: ExecutionPlan, lang: str) -> str:
+    """One line naming the user's long-term facts the steps applied, and where each came from ("" if none)."""
+    used: dict[str, dict] = {}
+    for step in plan["steps"]:
+        context = step["result"]["context"] if step["result"] else {}
+        for fact in context.get("facts_used") or []:
+            used.setdefault(str(fact.get("fact_id")), fact)
+    if not used:
+        return ""
+    if lang == "en":
+        parts = [
+            f"{f.get('text')} (from conversation {f.get('conversation_id')}, {i})" for i, f in used.items()
+        ]
+        return "Used your standing settings: " + "; ".join(parts) + "."
+    parts = [f"{f.get('text')}（来自会话 {f.get('conversation_id')}，编号 {i}）" for i, f in used.items()]
+    return "使用了您的长期设置：" + "；".join(parts) + "。"
 
 
 def _model_summary(model: BaseChatModel, plan: ExecutionPlan, fallback: str) -> str:
@@ -104,6 +125,8 @@ def _model_summary(model: BaseChatModel, plan: ExecutionPlan, fallback: str) -> 
         log.warning("model summary not used: unsupported %s; using the deterministic summary", problems[:5])
         return fallback
     notice = str(plan["context"].get("notice") or "")
+    standing = standing_line(plan, "en" if plan["context"].get("lang") == "en" else "zh")
+    text = f"{text}\n{standing}" if standing else text  # the user is told which standing values were used
     # the user is told how the plan was made, whatever the model wrote
     return f"{notice}\n{text}" if notice and notice not in text else text
 

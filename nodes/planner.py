@@ -17,9 +17,11 @@ from langgraph.types import Command
 
 from graphs.context import Context, resolve_context
 from graphs.state import State
+from memory.facts import Fact
 from nodes.kit.registry import AgentSpec
 from nodes.kit.services import RunServices, ServicesFactory
 from nodes.routing import Route, RouteIndex
+from nodes.standing import acknowledge, leftover
 from nodes.understand import Understanding, language, understand, value_words
 from tools.planning import new_plan, validate_steps
 
@@ -103,6 +105,14 @@ def route_offline(
     return found
 
 
+def _stated_facts(state: State, svc: RunServices) -> list[Fact]:
+    """The user's long-term facts that the newest request stated (written by remember_request)."""
+    request = next((m for m in reversed(state.get("messages", [])) if isinstance(m, HumanMessage)), None)
+    if request is None or not request.id:
+        return []
+    return [f for f in svc.memory.facts.for_user(svc.ctx.user_id) if f.message_id == str(request.id)]
+
+
 def make_planner(  # noqa: ANN201 - a node
     specs: Mapping[str, AgentSpec], services: ServicesFactory, templates: Sequence | None = None
 ):
@@ -140,6 +150,17 @@ def _plan(
     )
     if problem:
         return Command(goto="__end__", update={"messages": [AIMessage(content=problem)], "summary": problem})
+    stated = _stated_facts(state, svc)
+    routed = query
+    if stated:  # the request stated long-term facts (nodes.standing): kept already, the rest is planned
+        routed = leftover(query, [f.said for f in stated])
+        if not routed:
+            text = acknowledge(stated, language(query))
+            runtime.stream_writer({"index": -1, "content": text})
+            return Command(goto="__end__", update={"messages": [AIMessage(content=text)], "summary": text})
+        kept = "; ".join(f"{f.text} ({f.fact_id})" for f in stated)
+        noted = f"Noted: {kept}" if language(query) == "en" else f"已记住：{kept}"
+        runtime.stream_writer({"index": -1, "content": noted})
     previous = state.get("plan")
     if previous and any(s["status"] not in ("completed", "failed") for s in previous["steps"]):
         svc.plans.save(
@@ -151,14 +172,14 @@ def _plan(
         from nodes.model_planner import PlanningFailedError, plan_with_model
 
         try:
-            steps, note = plan_with_model(query, svc, specs, state.get("window"))
+            steps, note = plan_with_model(routed, svc, specs, state.get("window"))
             lang = language(query)
         except PlanningFailedError as error:  # the offline planner plans the request, and the user is told
             log.warning("model planning failed for %r: %s; planning offline", query[:80], error)
-            found = route_offline(query, svc, specs, index)
+            found = route_offline(routed, svc, specs, index)
             notice = (MODEL_FAILED_EN if found.lang == "en" else MODEL_FAILED).format(error=error)
     else:
-        found = route_offline(query, svc, specs, index)
+        found = route_offline(routed, svc, specs, index)
     if found is not None:
         if not found.steps:
             log.info("no plan for %r: %s", query[:80], found.note)

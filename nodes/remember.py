@@ -9,6 +9,7 @@ model write the `core_semantic` of the newest finished blocks of this turn's nam
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage
@@ -16,7 +17,11 @@ from langgraph.runtime import Runtime
 
 from graphs.context import Context, resolve_context
 from graphs.state import State
+from nodes.kit.registry import AgentSpec
 from nodes.kit.services import RunServices, ServicesFactory
+from nodes.planner import route_index
+from nodes.routing import RouteIndex
+from nodes.standing import judge, judge_with_model
 from tools.faults import model_errors
 
 log = logging.getLogger("plangraph.memory")
@@ -36,15 +41,47 @@ def _remember(state: State, svc: RunServices) -> None:
         memory.add([newest])
 
 
-def make_remember(services: ServicesFactory):  # noqa: ANN201 - a LangGraph node
-    """The node that remembers the newest request in the planner's memory."""
+def make_remember(services: ServicesFactory, specs: Mapping[str, AgentSpec] | None = None):  # noqa: ANN201 - a LangGraph node
+    """The node that remembers the newest request in the planner's memory, and its long-term facts.
+
+    With `specs`, what the request states as lasting ("我们的电价是0.72", "以后报告都用英文") is
+    written to the user's long-term facts (`nodes.standing`; the model judges when configured).
+    """
+    indexes: dict[str, RouteIndex] = {}
 
     def remember(state: State, runtime: Runtime[Context]) -> dict:
-        """Append the newest human or AI message to the planner's memory (once per id)."""
-        _remember(state, services(resolve_context(runtime.context)))
+        """Append the newest human or AI message to the planner's memory (once per id); keep its facts."""
+        svc = services(resolve_context(runtime.context))
+        _remember(state, svc)
+        if specs:
+            if "index" not in indexes:
+                indexes["index"] = route_index(specs, templates=[])
+            _keep_facts(state, svc, specs, indexes["index"])
         return {}
 
     return remember
+
+
+def _keep_facts(state: State, svc: RunServices, specs: Mapping[str, AgentSpec], index: RouteIndex) -> None:
+    """Write the long-term facts the newest request states to the user's fact store."""
+    request = next((m for m in reversed(state.get("messages", [])) if isinstance(m, HumanMessage)), None)
+    if request is None or not isinstance(request.content, str):
+        return
+    model = svc.model_for("step")
+    found = (
+        judge_with_model(model, request.content, specs, index)
+        if model is not None
+        else judge(request.content, specs, index)
+    )
+    for st in found:
+        fact = svc.memory.facts.put(
+            svc.ctx.user_id, st.key, st.value, st.text, st.said, scope=st.scope,
+            conversation_id=svc.ctx.conversation_id, message_id=str(request.id or ""),
+            judged_by=st.judged_by, importance=st.importance,
+        )  # fmt: skip
+        log.info(
+            "long-term fact %s of user %s: %s (%s)", fact.fact_id, svc.ctx.user_id, fact.text, st.judged_by
+        )
 
 
 def make_remember_answer(services: ServicesFactory):  # noqa: ANN201 - a LangGraph node

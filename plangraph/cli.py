@@ -62,7 +62,11 @@ def _parser() -> argparse.ArgumentParser:
     conversations.configure_conversations(
         sub.add_parser("conversations", help="list a user's conversations (last request, status, time)")
     )
-    cli_memory.configure_memory(sub.add_parser("memory", help="search or list a conversation's memory"))
+    cli_memory.configure_memory(
+        sub.add_parser(
+            "memory", help="a conversation's memory (search, blocks); your long-term facts (facts, forget)"
+        )
+    )
     cli_kb.configure_kb(
         sub.add_parser("kb", help="your own documents in the knowledge base (add, list, remove, search)")
     )

@@ -27,6 +27,7 @@ from plangraph.auth import FailureLimiter, RateLimiter, SessionStore, load_api_k
 from plangraph.checkpoint import open_checkpointer
 from plangraph.http_guard import Guard, json_error
 from plangraph.http_kb import UPLOAD_PREFIX, add_kb
+from plangraph.http_memory import add_memory
 from plangraph.http_runnable import Backend, ConversationRunnable
 from plangraph.runner import (
     ConversationBusyError,
@@ -146,6 +147,7 @@ def create_app(
     _add_rest(app, data_path, lambda: opened["backend"])
     add_web(app, data_path, lambda: opened["backend"])
     add_kb(app, str(data_path), lambda: opened["backend"].services, {SessionStore.digest(k) for k in admins})
+    add_memory(app, str(data_path), lambda: opened["backend"].services)
     _add_error_handlers(app)
     app.add_middleware(
         Guard,

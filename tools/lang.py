@@ -9,11 +9,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["LANGUAGES", "detect_language", "pick"]
+__all__ = ["LANGUAGES", "detect_language", "named_language", "pick"]
 
 LANGUAGES = ("zh", "en")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _WORD = re.compile(r"[A-Za-z]{2,}")
+# A language named as the one to write in: "用英文", "写成中文", "in English", "English reports".
+_NAMED = re.compile(
+    r"(?:用|以|写成|换成|改用|改成|使用|采用|翻译成|译成)\s*(?P<zh1>中文|汉语|简体中文)|"
+    r"(?:用|以|写成|换成|改用|改成|使用|采用|翻译成|译成)\s*(?P<en1>英文|英语)|"
+    r"\b(?:in|into|use)\s+(?P<en2>english)\b|\b(?:in|into|use)\s+(?P<zh2>chinese|mandarin)\b|"
+    r"\b(?P<en3>english)\s+(?:reports?|answers?|replies|only)\b|\b(?P<zh3>chinese)\s+(?:reports?|answers?|replies|only)\b",
+    re.IGNORECASE,
+)
 _NEUTRAL = frozenset(
     "kw kwp mw mwp kwh mwh gwh irr npv lcoe pv epc om capex rmb cny yuan html pdf md ok".split()
 )
@@ -25,6 +33,17 @@ def detect_language(texts: str | Iterable[str]) -> str:
     cjk = len(_CJK.findall(text))
     words = sum(1 for w in _WORD.findall(text) if w.lower() not in _NEUTRAL)
     return "en" if words > cjk / 1.5 else "zh"
+
+
+def named_language(text: str) -> str | None:
+    """The language `text` asks to write in ("以后报告都用英文" → "en", "in Chinese" → "zh"), or None.
+
+    Only a language named as the one to use counts; a request merely written in a language names none.
+    """
+    found = _NAMED.search(text)
+    if found is None:
+        return None
+    return next(name[:2] for name, value in found.groupdict().items() if value)
 
 
 def pick(lang: str, zh: str, en: str) -> str:

@@ -17,15 +17,27 @@ from typing import Any
 from nodes.kit.registry import InputField
 from nodes.kit.step import StepContext
 from tools.contracts import AgentExecResult
+from tools.lang import pick
 from tools.pv.data import using_tables
 from tools.pv.economics import simulate
 from tools.pv.inputs import EXCLUSIVE_GROUPS, merge_fields, parse_fields
 from tools.pv.model_fields import fill_with_model
-from tools.pv.resolve import LABELS, MODEL_FIELDS, Resolution, place_name, resolve_inputs, type_name
+from tools.pv.resolve import (
+    DEFAULTED,
+    LABELS,
+    MODEL_FIELDS,
+    Resolution,
+    fmt,
+    label,
+    place_name,
+    resolve_inputs,
+    type_name,
+)
 
 __all__ = [
     "CASE",
     "FIELD_KEYS",
+    "PV_DEFAULTS",
     "PV_ANSWER_FIELDS",
     "PV_INPUTS",
     "artifact_name",
@@ -35,10 +47,14 @@ __all__ = [
     "headline_inputs",
     "latest_case",
     "make_case",
+    "note_standing",
     "previous_given",
     "pv_agent",
     "recall",
+    "resolve",
     "save_case",
+    "show_value",
+    "standing_values",
 ]
 
 CASE = "pv_case"  # results-index kind of a pv_calc result
@@ -60,6 +76,47 @@ PV_ANSWER_FIELDS: tuple[InputField, ...] = tuple(
     for name in MODEL_FIELDS
     if name not in {f.name for f in PV_INPUTS}
 )
+
+
+# Inputs with a documented default: a user's standing value ("我们的电价是0.72") may replace it.
+PV_DEFAULTS: tuple[str, ...] = (*DEFAULTED, "feed_in_price")
+
+
+def show_value(name: str, value: Any, lang: str) -> str:
+    """A field's value for people: "自用电价 0.72 元/kWh" ("Discount rate 8%" in English)."""
+    return f"{label(name, lang)} {fmt(name, value, lang)}"
+
+
+def standing_values(ctx: StepContext, lang: str = "zh") -> dict[str, tuple[Any, str, str]]:
+    """The user's standing values for PV defaults: field → (value, basis naming its source, fact id)."""
+    standing = {}
+    for key in PV_DEFAULTS:
+        fact = ctx.fact(key)
+        if fact is not None and isinstance(fact.value, int | float) and not isinstance(fact.value, bool):
+            basis = pick(
+                lang,
+                f"您的长期设置，{fact.when} 在会话 {fact.conversation_id} 中说“{fact.said}”；"
+                f"删除：plangraph memory forget {fact.fact_id}",
+                f"your standing value, said in conversation {fact.conversation_id} on {fact.when}: "
+                f"“{fact.said}”; remove with plangraph memory forget {fact.fact_id}",
+            )
+            standing[key] = (fact.value, basis, fact.fact_id)
+    return standing
+
+
+def note_standing(ctx: StepContext, defaults_used: list[dict[str, Any]]) -> None:
+    """Record the standing values a resolution used (they are named among its defaults with their basis)."""
+    by_id = {f.fact_id: f for f in ctx.facts}
+    for used in defaults_used:
+        if used.get("fact_id") in by_id:
+            ctx.use_fact(by_id[used["fact_id"]], say=False)
+
+
+def resolve(ctx: StepContext, fields: dict[str, Any], purpose: str = "", lang: str = "zh") -> Resolution:
+    """`resolve_inputs` with the user's standing values in place of the defaults (each noted in the result)."""
+    resolution = resolve_inputs(fields, purpose, lang, standing_values(ctx, lang))
+    note_standing(ctx, resolution.defaults_used)
+    return resolution
 
 
 def pv_agent(run: Callable[[StepContext], AgentExecResult]) -> Callable[[StepContext], AgentExecResult]:
@@ -231,7 +288,7 @@ def base_case(
         if not any(k in fields for k in group):
             fields[key] = value
     lang = ctx.language
-    resolution = resolve_inputs(fields, purpose, lang)
+    resolution = resolve(ctx, fields, purpose, lang)
     if resolution.inputs is None:
         if previous is None:
             resolution.question = (

@@ -10,6 +10,7 @@ what they do — the planner's out-of-scope reply. The offline planner never rou
 
 from __future__ import annotations
 
+from nodes.agents._pv import note_standing, standing_values
 from nodes.kit.agentic import final_text
 from nodes.kit.agentic_step import run_agentic
 from nodes.kit.registry import AgentSpec
@@ -41,6 +42,8 @@ def run(ctx: StepContext) -> AgentExecResult:
             ),
             load=ctx.load_result,
             tables=ctx.settings.pv_data or None,
+            standing=lambda: standing_values(ctx, ctx.language),
+            used=lambda defaults: note_standing(ctx, defaults),
         )
     )
     if ctx.knowledge is not None:

@@ -19,6 +19,7 @@ from typing import Any
 from nodes.agents._pv import (
     CASE,
     PV_ANSWER_FIELDS,
+    PV_DEFAULTS,
     PV_INPUTS,
     gather_fields,
     latest_case,
@@ -26,14 +27,16 @@ from nodes.agents._pv import (
     previous_given,
     pv_agent,
     recall,
+    resolve,
     save_case,
+    show_value,
 )
 from nodes.kit.registry import AgentSpec, InputField
 from nodes.kit.step import StepContext
 from tools.contracts import AgentExecResult
 from tools.lang import pick
 from tools.pv.inputs import merge_fields, parse_fields
-from tools.pv.resolve import fmt, label, resolve_inputs
+from tools.pv.resolve import fmt, label
 from tools.pv.text import conclusion_line, defaults_lines, result_lines
 
 __all__ = ["AGENT", "run"]
@@ -71,7 +74,7 @@ def run(ctx: StepContext) -> AgentExecResult:
         stated = _same_unit(stated)
         reused = {k: v for k, v in previous_given(previous).items() if k not in stated}
         fields = merge_fields(previous_given(previous), stated)
-    resolution = resolve_inputs(fields, lang=lang)
+    resolution = resolve(ctx, fields, lang=lang)
     if resolution.inputs is None:
         question = resolution.question
         if stated.get("reuse_previous") and previous is None:
@@ -191,4 +194,6 @@ AGENT = AgentSpec(
     recall=recall,
     tools=("pv_inputs", "pv_resolve", "pv_economics"),
     internal_plan="pv_calc.dot",
+    defaults=PV_DEFAULTS,
+    show=show_value,
 )

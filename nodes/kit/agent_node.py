@@ -103,6 +103,7 @@ def make_agent_node(spec: AgentSpec, services: ServicesFactory):  # noqa: ANN201
                     if s["seqNo"] < seq
                 }
             ),
+            facts=svc.memory.facts.for_user(ctx.user_id),
         )
         log.info(
             "step %s (%s) starting; plan %s%s",

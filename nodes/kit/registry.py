@@ -67,7 +67,11 @@ class AgentSpec:
     `offline=False` keeps the agent out of the offline planner's routing (an agent that only makes
     sense with a model, such as the general assistant). `agentic=True` says the agent runs the
     tool loop in model mode (`nodes.kit.agentic`): its node is drawn with the loop as a subgraph
-    (Studio, `get_graph(xray=True)`).
+    (Studio, `get_graph(xray=True)`). `defaults` names the inputs the agent otherwise takes from
+    documented defaults: a value the user states for one of them as standing ("我们的电价是0.72")
+    becomes that user's long-term fact and replaces the default in later requests
+    (`nodes.standing`); `show(field, value, lang)` writes such a value for people ("自用电价 0.72
+    元/kWh").
     """
 
     name: str
@@ -87,6 +91,8 @@ class AgentSpec:
     answer_fields: tuple[InputField, ...] = ()
     offline: bool = True
     agentic: bool = False
+    defaults: tuple[str, ...] = ()
+    show: Callable[[str, Any, str], str] | None = None
 
     @property
     def title(self) -> str:

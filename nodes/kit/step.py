@@ -15,9 +15,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.tools import BaseTool
 
 from graphs.context import Context
+from memory.facts import Fact
 from memory.types import memory_namespace
 from tools.contracts import AgentExecResult
-from tools.lang import detect_language
+from tools.lang import detect_language, named_language, pick
 from tools.results import InMemoryResults, Results, StoredResult
 
 if TYPE_CHECKING:
@@ -78,7 +79,9 @@ class StepContext:
     Context. `ep` (when the agent
     has an internal plan) follows the step's tool calls and questions and is returned in the
     result's `context["ep"]` as DOT; with a `model` as well, the model may refresh it after each
-    tool call (reflection mode, see `nodes.kit.ep`).
+    tool call (reflection mode, see `nodes.kit.ep`). `facts` are the user's long-term facts
+    (`memory.facts`, written by `nodes.standing`); a fact the step applies is named in the
+    result (`use_fact`), so nothing is used silently.
     """
 
     plan_id: str
@@ -102,6 +105,8 @@ class StepContext:
     previous: AgentExecResult | None = None
     tools: Callable[[str | None], list[BaseTool]] | None = None
     earlier: Callable[[], BaseTool | None] | None = None
+    facts: Sequence[Fact] = ()
+    facts_used: list[tuple[Fact, bool]] = field(default_factory=list)
 
     @property
     def todo_id(self) -> str:
@@ -124,11 +129,43 @@ class StepContext:
             return [SystemMessage(system_prompt), HumanMessage(request)]
         return self.window(system_prompt, request)
 
+    def fact(self, key: str) -> Fact | None:
+        """The user's long-term fact under `key` that applies to this agent (its scope), or None."""
+        return next(
+            (f for f in self.facts if f.key == key and (not f.scope or self.agent_name in f.scope)), None
+        )
+
+    def use_fact(self, fact: Fact, say: bool = True) -> None:
+        """Record that this step applied `fact`; with `say`, the result's output names it and its source."""
+        if all(f.fact_id != fact.fact_id for f, _ in self.facts_used):
+            self.facts_used.append((fact, say))
+
     @property
     def language(self) -> str:
-        """The language to answer in ("zh" or "en"): the plan's (set by the planner), else the request's."""
+        """The language to answer in ("zh" or "en").
+
+        A language the request names ("用英文写报告") wins; else the user's long-term preference for
+        this agent ("以后报告都用英文", fact `lang`), noted in the result; else the plan's (set by
+        the planner); else the request's.
+        """
+        named = named_language(self._own_words())
+        if named is not None:
+            return named
+        fact = self.fact("lang")
+        if fact is not None and fact.value in ("zh", "en"):
+            self.use_fact(fact)
+            return str(fact.value)
         lang = self.plan_context.get("lang")
         return lang if lang in ("zh", "en") else detect_language(self.user_query)
+
+    def _own_words(self) -> str:
+        """The request without the words it stated as long-term facts (those apply as facts, by scope)."""
+        text = self.user_query
+        for fact in self.facts:
+            for said in fact.said.split("，"):
+                if said and said in text:
+                    text = text.replace(said, " ")
+        return text
 
     def texts(self) -> list[str]:
         """The user's words for this step, oldest first: request, step requirement, answers.
@@ -211,6 +248,13 @@ class StepContext:
             elif status == "failed":
                 self.ep.fail()
             context["ep"] = self.ep.dot()
+        if self.facts_used:
+            context["facts_used"] = [
+                {"fact_id": f.fact_id, "key": f.key, "conversation_id": f.conversation_id, "text": f.text}
+                for f, _ in self.facts_used
+            ]
+            if status == "completed":
+                output = "\n".join([output, *(self._fact_note(f) for f, say in self.facts_used if say)])
         todo = {"todo_id": self.todo_id}
         self.memory.add(
             [
@@ -223,6 +267,24 @@ class StepContext:
             output=output,
             status=status,  # type: ignore[typeddict-item]
             context=context,
+        )
+
+    def _fact_note(self, fact: Fact) -> str:
+        lang = str(fact.value if fact.key == "lang" else self.plan_context.get("lang"))
+        text = fact.text
+        if fact.key == "lang":  # said in one language, noted in the one it asks for
+            scope = ", ".join(fact.scope)
+            text = pick(
+                lang,
+                f"{scope + ' 的输出' if scope else '所有回答'}使用中文",
+                f"{scope + ' output' if scope else 'all answers'} in English",
+            )
+        return pick(
+            lang,
+            f"（按您的长期设置：{text}。来源：{fact.when} 会话 {fact.conversation_id} 中您说“{fact.said}”；"
+            f"可用 plangraph memory forget {fact.fact_id} 删除。）",
+            f"(Using your standing preference: {text}. From conversation {fact.conversation_id} on "
+            f"{fact.when}, where you said “{fact.said}”; remove it with plangraph memory forget {fact.fact_id}.)",
         )
 
     def interrupted(self, question: str, missing: list[str], **context: Any) -> AgentExecResult:

@@ -23,7 +23,7 @@ __all__ = ["EXCLUSIVE_GROUPS", "merge_fields", "normalize", "parse_fields", "par
 _N = r"((?:(?<![\d.])-)?\d+(?:\.\d+)?)"
 # Between a field's name and its value: copulas, "about", and the verbs of a change ("降到").
 _S = (
-    r"(?:[为是:约\s=]|降到|降至|降为|降低到|下降到|提高到|提高至|提到|涨到|升到|上涨到|改为|改成|改到|调到|"
+    r"(?:[为是:约\s=都]|降到|降至|降为|降低到|下降到|提高到|提高至|提到|涨到|升到|上涨到|改为|改成|改到|调到|"
     r"调整为|调整到|变成|换成|变为|只有|仅有|要是|若为|假如|假设|设为|按|到|大概|大约)*"
 )
 _PRICE_UNIT = r"(元/度|元/kwh|元/千瓦时|元/mwh|元/兆瓦时|分/度|分/kwh|分|元)?"

@@ -8,6 +8,7 @@ user's language (`lang` "zh" or "en"); a wrong value is named back with what to 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +16,7 @@ from tools.lang import pick
 from tools.pv.data import PROJECT_TYPES, defaults_for, feed_in_price, locations
 
 __all__ = [
+    "DEFAULTED",
     "LABELS",
     "LABELS_EN",
     "MODEL_FIELDS",
@@ -62,7 +64,7 @@ LABELS_EN: dict[str, tuple[str, str]] = {
 }
 MODEL_FIELDS = tuple(LABELS)
 _TYPE_EN = {"工商业": "commercial & industrial", "户用": "residential"}
-_DEFAULTED = (
+DEFAULTED = (
     "capex_yuan_per_w",
     "electricity_price",
     "self_consumption",
@@ -147,8 +149,20 @@ def _fix(name: str, question: str) -> Resolution:
     return Resolution(missing=[name], question=question)
 
 
-def resolve_inputs(fields: dict[str, Any], purpose: str = "", lang: str = "zh") -> Resolution:
-    """Complete `fields` with defaults and validate them; `purpose` starts the missing-input question."""
+def resolve_inputs(
+    fields: dict[str, Any],
+    purpose: str = "",
+    lang: str = "zh",
+    standing: Mapping[str, tuple[Any, str, str]] | None = None,
+) -> Resolution:
+    """Complete `fields` with defaults and validate them; `purpose` starts the missing-input question.
+
+    `standing` holds the user's own defaults (field → value, basis, fact id; a stated long-term
+    fact such as "我们的电价是0.72"): where the user gave no value for a field of `DEFAULTED` or the
+    feed-in price, the standing value is used instead of the table's, and listed among the
+    defaults with its basis and `fact_id`. A value in `fields` always wins.
+    """
+    standing = standing or {}
     purpose = purpose or pick(lang, "完成光伏经济性测算", "calculate the PV project's economics")
     if "location_unknown" in fields:
         examples = "、".join(loc.name for loc in locations()[:6:2])
@@ -200,15 +214,11 @@ def resolve_inputs(fields: dict[str, Any], purpose: str = "", lang: str = "zh") 
     used: list[dict[str, Any]] = []
 
     def default(name: str, value: Any, basis: str) -> Any:
-        used.append(
-            {
-                "field": name,
-                "label": label(name, lang),
-                "value": value,
-                "text": fmt(name, value, lang),
-                "basis": basis,
-            }
-        )
+        record = {"field": name, "label": label(name, lang), "value": value, "text": fmt(name, value, lang)}
+        if name in standing:
+            value, basis, fact_id = standing[name]
+            record.update(value=value, text=fmt(name, value, lang), fact_id=fact_id)
+        used.append({**record, "basis": basis})
         return value
 
     inputs: dict[str, Any] = {k: fields[k] for k in MODEL_FIELDS if k in fields}
@@ -245,7 +255,9 @@ def resolve_inputs(fields: dict[str, Any], purpose: str = "", lang: str = "zh") 
             ),
         )
     if "feed_in_price" not in fields and place:
-        benchmark = feed_in_price(place.province)
+        benchmark = feed_in_price(place.province) or (
+            (standing["feed_in_price"][0], "") if "feed_in_price" in standing else None
+        )
         if benchmark is None:
             return _fix(
                 "feed_in_price",
@@ -264,7 +276,7 @@ def resolve_inputs(fields: dict[str, Any], purpose: str = "", lang: str = "zh") 
                 f"coal-fired benchmark price of {place.province} (NDRC 发改价格规〔2019〕1658号)",
             ),
         )
-    for name in _DEFAULTED:
+    for name in DEFAULTED:
         if name not in fields:
             inputs[name] = default(
                 name, table[name].value, pick(lang, table[name].basis, table[name].basis_en)

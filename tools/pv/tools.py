@@ -10,7 +10,7 @@ unknown place, no case to start from) comes back as a tool error that says what 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -35,12 +35,16 @@ class CaseStore:
 
     `save(kind, payload, headline) -> store id`, `latest(kind) -> (store id, payload) | None`,
     `load(store id) -> payload`; `tables` is the PV tables folder (None: the shipped ones).
+    `standing()` gives the user's own defaults (field → value, basis, fact id; see
+    `resolve_inputs`) and `used(defaults_used)` is told which defaults a calculation took.
     """
 
     save: Callable[[str, dict[str, Any], dict[str, Any]], str]
     latest: Callable[[str], tuple[str, dict[str, Any]] | None]
     load: Callable[[str], dict[str, Any]]
     tables: str | None = None
+    standing: Callable[[], Mapping[str, tuple[Any, str, str]]] | None = None
+    used: Callable[[list[dict[str, Any]]], None] | None = None
 
 
 def case_headline(case: dict[str, Any]) -> dict[str, Any]:
@@ -92,7 +96,7 @@ def make_pv_tools(store: CaseStore) -> list[BaseTool]:
             else:
                 fields["location_unknown"] = fields.pop("location")
         with using_tables(store.tables):
-            resolution = resolve_inputs(fields)
+            resolution = resolve_inputs(fields, standing=store.standing() if store.standing else None)
             if resolution.inputs is None:
                 raise ToolException(
                     f"{resolution.question}（缺少或有误的参数：{', '.join(resolution.missing)}）"
@@ -103,7 +107,12 @@ def make_pv_tools(store: CaseStore) -> list[BaseTool]:
                 **simulate(resolution.inputs),
             }
         ref = store.save(CASE_KIND, case, case_headline(case))
-        defaulted = {d["field"]: d["text"] for d in case["defaults_used"]}
+        if store.used is not None:
+            store.used(case["defaults_used"])
+        defaulted = {
+            d["field"]: d["text"] + (f"（{d['basis']}）" if d.get("fact_id") else "")
+            for d in case["defaults_used"]
+        }
         return json.dumps(
             {
                 "case_id": ref,

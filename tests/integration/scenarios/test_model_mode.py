@@ -111,8 +111,10 @@ def test_the_knowledge_model_call_sees_its_disclosed_memory_window(model_env, da
     for body in answers:
         assert len(_role(body, "system")) == 1
         assert body["messages"][-1]["role"] == "user" and "检索内容" in body["messages"][-1]["content"]
-    assert not any("分布式光伏余电上网电价怎么定" in c for c in first[1:-1])  # nothing earlier yet
-    assert any("分布式光伏余电上网电价怎么定" in c for c in second[1:-1])  # the earlier exchange, from memory
+    assert not any("分布式光伏余电上网电价怎么定" in c for c in first[:-1])  # nothing earlier yet
+    # the earlier exchange, from memory: verbatim, or as its gist in the system message when the
+    # window would pass 80 % of the budget (the retrieved sources are long; memory/disclosure.py)
+    assert any("分布式光伏余电上网电价怎么定" in c for c in second[:-1])
     from tests.support.openai_server import count_tokens
 
     assert all(
