@@ -163,12 +163,13 @@ def judge_with_model(
     sentences = [s for s in standing_sentences(text) if _REMEMBER.search(s) or _read(s, specs, None, "model")]
     if not sentences:
         return []
+    failures: tuple[type[Exception], ...] = (*model_errors(), ValueError)  # a failed call, or not the JSON
     try:
         reply = model.invoke(
             [SystemMessage(JUDGE_PROMPT), HumanMessage("\n".join(sentences))], config={"tags": ["nostream"]}
         )
         picked = _parse(reply.text)
-    except (*model_errors(), ValueError) as error:  # type: ignore[misc]  # a failed call, or not the JSON
+    except failures as error:
         log.warning("long-term facts judged by rule: the model failed (%s: %s)", type(error).__name__, error)
         return judge(text, specs, index)
     found: dict[str, Statement] = {}
