@@ -14,8 +14,9 @@ messages; its cost at k = 5, 10, 20 (tokens of the top-k turns' `role: content` 
 budget. Each method's results are taken in rank order while their text fits that budget (the
 first that does not fit ends the packing); recall = share of the evidence messages inside,
 averaged over questions. BM25 over 5-turn windows ranks every window of 5 consecutive turns
-(stride 1; a window costs only its turns not already taken). BM25 tokens are
-`memory.text.search_terms` (jieba words + CJK bigrams, English words without stop words).
+(stride 1; a window costs only its turns not already taken). The baselines' BM25 tokens are
+`baseline_terms` (jieba words + bigrams of 3+ character CJK words, English words without stop
+words), fixed so that budgets do not move with the memory's tokenisation.
 Rows "…, k hits" pack only the first k hits (a caller that asks `search` for the baseline's k
 rather than for more than the budget can hold).
 
