@@ -42,6 +42,11 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--batch", type=int, default=2000)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument(
+        "--variant",
+        action="append",
+        help="also time search with these settings on the same store: 'a=1,b=2' (MemorySettings)",
+    )
     ap.add_argument("--embeddings", choices=["minilm", "hash"], default="minilm",
                     help="hash: 384-d DeterministicFakeEmbedding, to time 100k blocks without MiniLM")  # fmt: skip
     args = ap.parse_args()
@@ -56,13 +61,16 @@ def main() -> None:
         default_embeddings() if args.embeddings == "minilm" else DeterministicFakeEmbedding(size=384)
     )
     emb.embed_query("warm up")
+    from bench.memory_recall import parse_variant
+
     print(
-        "| blocks | ingest msg/s | search p50 ms | p95 ms | en p50 | zh p50 | query embedding p50 |\n"
-        "|---:|---:|---:|---:|---:|---:|---:|"
+        "| blocks | settings | ingest msg/s | search p50 ms | p95 ms | en p50 | zh p50 | query embedding p50 |\n"
+        "|---:|---|---:|---:|---:|---:|---:|---:|"
     )
     for size in [int(s) for s in args.sizes.split(",")]:
         rng = random.Random(size)
-        mem = BlockMemory(tempfile.mkdtemp(prefix="bench-latency-"), emb)
+        path = tempfile.mkdtemp(prefix="bench-latency-")
+        mem = BlockMemory(path, emb)
         start = datetime(2025, 1, 1)
         msgs = [m for i in range(size) for m in pair(rng, i, start + timedelta(minutes=6 * i))]
         t0 = time.perf_counter()
@@ -71,27 +79,35 @@ def main() -> None:
         mem.flush("ns")
         ingest = len(msgs) / (time.perf_counter() - t0)
         blocks = len(mem.list_blocks("ns"))
-        lat: dict[str, list[float]] = {"en": [], "zh": []}
+        queries = []
         for q in range(args.queries):
             lang = "zh" if q % 2 else "en"
             words = rng.sample(ZH if lang == "zh" else EN, 2)
-            query = f"{rng.choice(SITES)} {''.join(words) if lang == 'zh' else ' '.join(words)}"
-            t1 = time.perf_counter()
-            mem.search("ns", query)
-            lat[lang].append((time.perf_counter() - t1) * 1000)
+            queries.append(
+                (lang, f"{rng.choice(SITES)} {''.join(words) if lang == 'zh' else ' '.join(words)}")
+            )
         embed = []
         for _ in range(20):
             t2 = time.perf_counter()
             emb.embed_query(f"{rng.choice(SITES)} {' '.join(rng.sample(EN, 2))}")
             embed.append((time.perf_counter() - t2) * 1000)
-        both = sorted(lat["en"] + lat["zh"])
-        p95 = both[int(0.95 * (len(both) - 1))]
-        print(
-            f"| {blocks} | {ingest:.0f} | {statistics.median(both):.1f} | {p95:.1f} | "
-            f"{statistics.median(lat['en']):.1f} | {statistics.median(lat['zh']):.1f} | "
-            f"{statistics.median(embed):.1f} |",
-            flush=True,
-        )
+        for variant in ["default", *(args.variant or [])]:
+            searcher = mem if variant == "default" else BlockMemory(path, emb, **parse_variant(variant))
+            lat: dict[str, list[float]] = {"en": [], "zh": []}
+            for lang, query in queries:
+                t1 = time.perf_counter()
+                searcher.search("ns", query)
+                lat[lang].append((time.perf_counter() - t1) * 1000)
+            both = sorted(lat["en"] + lat["zh"])
+            p95 = both[int(0.95 * (len(both) - 1))]
+            print(
+                f"| {blocks} | {variant} | {ingest:.0f} | {statistics.median(both):.1f} | {p95:.1f} | "
+                f"{statistics.median(lat['en']):.1f} | {statistics.median(lat['zh']):.1f} | "
+                f"{statistics.median(embed):.1f} |",
+                flush=True,
+            )
+            if searcher is not mem:
+                searcher.close()
         mem.close()
 
 

@@ -14,8 +14,9 @@ messages; its cost at k = 5, 10, 20 (tokens of the top-k turns' `role: content` 
 budget. Each method's results are taken in rank order while their text fits that budget (the
 first that does not fit ends the packing); recall = share of the evidence messages inside,
 averaged over questions. BM25 over 5-turn windows ranks every window of 5 consecutive turns
-(stride 1; a window costs only its turns not already taken). BM25 tokens are
-`memory.text.search_terms` (jieba words + CJK bigrams, English words without stop words).
+(stride 1; a window costs only its turns not already taken). The baselines' BM25 tokens are
+`baseline_terms` (jieba words + bigrams of 3+ character CJK words, English words without stop
+words), fixed so that budgets do not move with the memory's tokenisation.
 Rows "…, k hits" pack only the first k hits (a caller that asks `search` for the baseline's k
 rather than for more than the budget can hold).
 
@@ -41,10 +42,22 @@ from rank_bm25 import BM25Okapi
 from bench.memory_convgen import Conversation, conversations
 from memory import BlockMemory
 from memory.metadata import message_line
-from memory.text import search_terms
+from memory.text import cjk_ratio, search_terms, tokenize
 from memory.tokens import count_tokens
 
 KS = (5, 10, 20, 50, 70, 90)
+
+
+def baseline_terms(text: str) -> list[str]:
+    """The baselines' BM25 terms, fixed: jieba words plus the bigrams of CJK words of 3+ characters.
+
+    This is what `memory.text.search_terms` was when the baselines were first measured; kept fixed
+    so that budgets and baseline rows do not move when the memory's own tokenisation changes
+    (`--baseline-terms memory` gives the baselines the memory's current terms instead).
+    """
+    terms = tokenize(text)
+    return terms + [t[i : i + 2] for t in terms if len(t) >= 3 and cjk_ratio(t) == 1.0
+                    for i in range(len(t) - 1)]  # fmt: skip
 
 
 class QueryCache(Embeddings):
@@ -119,6 +132,7 @@ def run(
     hits_k: int,
     cache: str = "",
     show_misses: bool = False,
+    baseline: str = "fixed",
 ) -> dict:
     """Recall per method and k for one conversation, plus ingestion and search times.
 
@@ -141,14 +155,15 @@ def run(
     ingest = time.perf_counter() - t0
     lines = {str(m.id): message_line(m) for m in conv.messages}
     ids = [str(m.id) for m in conv.messages]
-    turns = BM25Okapi([search_terms(str(m.name) + " " + str(m.content)) for m in conv.messages])
+    terms_of = search_terms if baseline == "memory" else baseline_terms
+    turns = BM25Okapi([terms_of(str(m.name) + " " + str(m.content)) for m in conv.messages])
     win_ids = [ids[i : i + 5] for i in range(len(ids) - 4)]
-    windows = BM25Okapi([[t for i in w for t in search_terms(lines[i])] for w in win_ids])
+    windows = BM25Okapi([[t for i in w for t in terms_of(lines[i])] for w in win_ids])
     mems = {v: BlockMemory(path, emb, **parse_variant(v)) for v in variants}
     out: dict = defaultdict(lambda: defaultdict(list))
     latency: list[float] = []
     for q in conv.questions:
-        terms = search_terms(q.text)
+        terms = terms_of(q.text)
         scores = turns.get_scores(terms)
         order = sorted(range(len(ids)), key=lambda i: (-scores[i], i))
         budgets = {k: sum(count_tokens(lines[ids[i]]) for i in order[:k]) for k in KS}
@@ -207,6 +222,12 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--cache", default="", help="keep ingested stores here and reuse them")
     ap.add_argument("--misses", action="store_true", help="print the first variant's misses at the largest k")
+    ap.add_argument(
+        "--baseline-terms",
+        choices=["fixed", "memory"],
+        default="fixed",
+        help="baselines' BM25 terms: fixed (bench.memory_recall.baseline_terms) or the memory's",
+    )
     ap.add_argument("--generator", type=int, default=2, help="memory_convgen version (1 = the first one)")
     ap.add_argument("--kinds-at", type=int, default=10, choices=KS, help="k of the per-kind columns")
     args = ap.parse_args()
@@ -223,7 +244,7 @@ def main() -> None:
         lat: list[float] = []
         convs = conversations(lang, args.split, args.count, args.generator)
         for conv in convs:
-            res = run(conv, emb, variants, args.hits, args.cache, args.misses)
+            res = run(conv, emb, variants, args.hits, args.cache, args.misses, args.baseline_terms)
             for key, by_kind in res["recall"].items():
                 for kind, values in by_kind.items():
                     total[key][kind] += values

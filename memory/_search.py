@@ -8,6 +8,9 @@ the blocks nearest by vector, and the messages inside a time span the question n
     cosine = (1 − piece_weight)·its block's cosine + piece_weight·its closure's (`memory._closures`)
     factor = (1 + time_boost if inside the named span) × (1 + speaker_boost if its speaker is named)
 
+The windowed BM25 also gets a second hop (`expansion_weight`): the words of the best messages'
+neighbourhood that are rare in the conversation, searched again (`memory.recall.expansion_terms`).
+
 The query embedding and the vector query run in a second thread while BM25 scores, so a search
 costs about max(embedding, lexical work) plus ranking.
 """

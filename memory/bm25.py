@@ -131,6 +131,10 @@ class IncrementalBM25:
             return 0.0
         return sum(count * self._raw_idf(df) for df, count in self._df_hist.items()) / vocab
 
+    def df(self, term: str) -> int:
+        """How many documents contain `term`."""
+        return len(self._postings.get(term, ()))
+
     def idf(self, term: str) -> float:
         """Okapi idf of `term` (0.0 when absent), with rank_bm25's floor for negative values."""
         posting = self._postings.get(term)

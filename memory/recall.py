@@ -77,20 +77,25 @@ def expansion_terms(
 ) -> list[str]:
     """Query expansion from the conversation itself (pseudo-relevance feedback).
 
-    The best `expansion_docs` messages and their neighbours say what the question is about in
-    the conversation's own words: a name, a model, a place. Their rarest terms (highest idf, not
-    already asked) are searched as a second query, which reaches turns that share no word with
-    the question but name the same thing ("Siamese" → the adoption turn → "Mochi" → the vet visit).
+    The best `expansion_docs` messages and their neighbours up to `expansion_reach` turns away
+    say what the question is about in the conversation's own words: a name, a model, a place.
+    Their words that are rare in the whole conversation (in at most `expansion_df` of its
+    messages, at least 3) and not already asked, by summed idf, are searched as a second query,
+    which reaches turns that share no word with the question but name the same thing ("Siamese"
+    → the adoption turn → two turns later "Mochi" → the vet visit). Without the rarity filter the
+    words of the small talk around the best turns drown the bridge (measured, docs/memory.md).
     """
     best = sorted(lexical, key=lambda u: (-lexical[u], u))[: settings.expansion_docs]
     pool: set[Unit] = set(best)
     for unit in best:
-        pool.update(_neighbours(state, unit, 1, True))
+        for distance in range(1, settings.expansion_reach + 1):
+            pool.update(_neighbours(state, unit, distance, True))
     asked = set(terms)
     weight: dict[str, float] = {}
+    rare = max(3, int(settings.expansion_df * len(state.units))) if settings.expansion_df > 0 else 0
     for unit in pool:
         for term in state.units.terms_of(unit):
-            if term not in asked and len(term) > 1:
+            if term not in asked and len(term) > 1 and (not rare or state.units.df(term) <= rare):
                 weight[term] = weight.get(term, 0.0) + state.units.idf(term)
     ranked = sorted(weight, key=lambda t: (-weight[t], t))
     return ranked[: settings.expansion_terms]

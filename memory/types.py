@@ -51,9 +51,11 @@ class MemorySettings:
     time_boost: float = 1.0
     speaker_boost: float = 0.2
     speaker_terms: bool = False
-    expansion_weight: float = 0.0
+    expansion_weight: float = 0.3
     expansion_docs: int = 3
     expansion_terms: int = 6
+    expansion_reach: int = 2
+    expansion_df: float = 0.01
     fusion: str = "weighted"
     vector_weight: float = 0.7
     multilingual_embeddings: bool = False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 
 from langchain_core.embeddings import Embeddings
@@ -263,3 +264,65 @@ def test_closure_vectors_survive_rewrites_and_compaction():
     assert got["b_7"] == [1.0] and "missing" not in got
     index.remove("b_tail")
     assert "b_tail" not in index.per_message(["b_tail"], np.ones(4, dtype=np.float32))
+
+
+def _pet_story() -> list:
+    """A pet adopted (breed and name two turns apart), small talk, and a vet visit naming only the pet."""
+    msgs = [
+        HumanMessage("We adopted a Siamese on Sunday.", id="adopt", additional_kwargs=_at(0)),
+        AIMessage("Lovely! What did you call her?", id="ask", additional_kwargs=_at(1)),
+        HumanMessage("Mochi.", id="name", additional_kwargs=_at(2)),
+    ]
+    msgs += [
+        HumanMessage(f"coffee and weather chat number {i}", id=f"f{i}", additional_kwargs=_at(10 + 10 * i))
+        for i in range(60)
+    ]
+    msgs.append(
+        HumanMessage("Mochi had to see the vet: an ear infection.", id="vet", additional_kwargs=_at(700))
+    )
+    msgs += [HumanMessage(f"coffee again {i}", additional_kwargs=_at(710 + 10 * i)) for i in range(10)]
+    return msgs
+
+
+def test_a_second_hop_through_a_rare_word_of_the_best_turns_neighbours(tmp_path):
+    """'What illness did the Siamese have?': the vet turn shares no word with the question; the
+    adoption turn does, and two turns later names the pet, whose name the vet turn uses."""
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    memory = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0)
+    memory.add_messages("ns", _pet_story())
+    memory.flush("ns")
+    ids = [i for h in memory.search("ns", "What illness did the Siamese have?", 5) for i in h.message_ids]
+    assert "adopt" in ids and "vet" in ids
+    without = BlockMemory(
+        tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0, expansion_weight=0.0
+    )
+    ids = [i for h in without.search("ns", "What illness did the Siamese have?", 5) for i in h.message_ids]
+    assert "adopt" in ids and "vet" not in ids
+    memory.close()
+    without.close()
+
+
+def test_expansion_takes_only_rare_words(tmp_path):
+    """A word in more than `expansion_df` of the messages ('coffee') is never a second-hop word."""
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    from memory.recall import expansion_terms, unit_lexical
+    from memory.text import search_terms
+
+    memory = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0)
+    story = _pet_story()
+    story[1] = AIMessage(
+        "Lovely! Coffee to celebrate? What did you call her?", id="ask", additional_kwargs=_at(1)
+    )
+    memory.add_messages("ns", story)
+    memory.flush("ns")
+    state = memory._state("ns")
+    for expansion_df, coffee in ((memory.settings.expansion_df, False), (0.0, True)):
+        settings = dataclasses.replace(memory.settings, expansion_df=expansion_df, expansion_terms=20)
+        with state.lock:
+            terms = search_terms("What illness did the Siamese have?")
+            words = expansion_terms(state, unit_lexical(state, terms, settings), terms, settings)
+        assert "mochi" in words
+        assert ("coffee" in words) is coffee
+    memory.close()
