@@ -47,7 +47,7 @@ def chat_model(ctx: Context, kind: str = "step", endpoint: Endpoint | None = Non
         return None
     import httpx
 
-    from tools.model.wire import DeadlineTransport, Endpoint, WireChatOpenAI
+    from tools.model.wire import AsyncDeadlineTransport, DeadlineTransport, Endpoint, WireChatOpenAI
 
     key = model_api_key() or "not-needed"
     if endpoint is None:
@@ -62,6 +62,9 @@ def chat_model(ctx: Context, kind: str = "step", endpoint: Endpoint | None = Non
         stream_usage=True,
         max_tokens=ctx.max_tokens(kind),  # type: ignore[call-arg]
         http_client=httpx.Client(transport=DeadlineTransport(ctx.model_timeout)),
+        # ainvoke / astream: the same whole-call deadline (without it openai's own async client
+        # would wait out each keep-alive ping as a fresh read timeout)
+        http_async_client=httpx.AsyncClient(transport=AsyncDeadlineTransport(ctx.model_timeout)),
         deadline=ctx.model_timeout,
         endpoint=endpoint,
     )

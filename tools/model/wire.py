@@ -7,7 +7,8 @@ llama.cpp's `llama-server` and `llama_cpp.server`) needs to behave:
   than OpenAI's, also as `max_tokens` (llama.cpp reads only that one);
 - every request is fitted into the context window before it is sent (`tools.model.window`);
 - the whole call — connecting, waiting, and every streamed byte — ends by `deadline` seconds:
-  `DeadlineTransport` cuts the connection then, however many keep-alive pings the server sends;
+  `DeadlineTransport` (sync calls) and `AsyncDeadlineTransport` (ainvoke / astream, the async API)
+  cut the connection then, however many keep-alive pings the server sends;
 - failures become the errors of `tools.faults`: a 4xx quotes the server's own message and names
   the cause (context overflow, unknown model, bad key), an empty stream or a body that is not the
   API's JSON is a `ModelFaultError`, a cut call a `ModelDeadlineError`.
@@ -15,13 +16,14 @@ llama.cpp's `llama-server` and `llama_cpp.server`) needs to behave:
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import json
 import logging
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlparse
@@ -36,7 +38,13 @@ from pydantic import Field, PrivateAttr
 from tools.faults import ModelDeadlineError, ModelFaultError, ModelRejectedError
 from tools.model.window import SAFE_CONTEXT, TokenGauge, fit_request, window_from_models
 
-__all__ = ["DeadlineTransport", "Endpoint", "WireChatOpenAI", "call_deadline", "describe_rejection"]
+__all__ = [
+    "AsyncDeadlineTransport",
+    "DeadlineTransport",
+    "WireChatOpenAI",
+    "call_deadline",
+    "describe_rejection",
+]
 
 log = logging.getLogger("plangraph.model")
 
@@ -44,7 +52,7 @@ _call_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar(
     "model_call_deadline", default=None
 )
 # the response bodies of the current call (their first bytes), to tell an empty stream from garbage
-_bodies: contextvars.ContextVar[list[_DeadlineStream] | None] = contextvars.ContextVar(
+_bodies: contextvars.ContextVar[list[_DeadlineStream | _AsyncDeadlineStream] | None] = contextvars.ContextVar(
     "model_bodies", default=None
 )
 
@@ -117,19 +125,7 @@ class DeadlineTransport(httpx.BaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Send `request` with every timeout capped to the time left, then bound its body."""
-        now = time.monotonic()
-        deadline = now + self.seconds
-        outer = _call_deadline.get()
-        if outer is not None:
-            deadline = min(deadline, outer)
-        left = deadline - now
-        if left <= 0:
-            raise _Cut
-        timeout = dict(request.extensions.get("timeout") or {})
-        for key in ("connect", "read", "write", "pool"):
-            value = timeout.get(key)
-            timeout[key] = left if value is None else min(value, left)
-        request.extensions = {**request.extensions, "timeout": timeout}
+        deadline = _bounded(request, self.seconds)
         response = self._inner.handle_request(request)
         stream = response.extensions.get("network_stream")
         sock = stream.get_extra_info("socket") if stream is not None else None
@@ -148,6 +144,85 @@ class DeadlineTransport(httpx.BaseTransport):
     def close(self) -> None:
         """Close the pooled connections."""
         self._inner.close()
+
+
+def _bounded(request: httpx.Request, seconds: float) -> float:
+    """The deadline of a request sent now (`seconds`, or an enclosing `call_deadline`); caps its timeouts."""
+    now = time.monotonic()
+    deadline = now + seconds
+    outer = _call_deadline.get()
+    if outer is not None:
+        deadline = min(deadline, outer)
+    left = deadline - now
+    if left <= 0:
+        raise _Cut
+    timeout = dict(request.extensions.get("timeout") or {})
+    for key in ("connect", "read", "write", "pool"):
+        value = timeout.get(key)
+        timeout[key] = left if value is None else min(value, left)
+    request.extensions = {**request.extensions, "timeout": timeout}
+    return deadline
+
+
+class _AsyncDeadlineStream(httpx.AsyncByteStream):
+    """An async response body that ends with `_Cut` at the deadline, however often bytes (pings) arrive."""
+
+    def __init__(self, inner: httpx.AsyncByteStream, deadline: float) -> None:
+        self._inner = inner
+        self._deadline = deadline
+        self.head = b""
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        chunks = self._inner.__aiter__()
+        while True:
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                raise _Cut
+            try:
+                async with asyncio.timeout(left):
+                    chunk = await chunks.__anext__()
+            except StopAsyncIteration:
+                return
+            except TimeoutError as error:  # asyncio's: the deadline passed during the read
+                raise _Cut from error
+            if len(self.head) < 200:
+                self.head += chunk[: 200 - len(self.head)]
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class AsyncDeadlineTransport(httpx.AsyncBaseTransport):
+    """`DeadlineTransport` for the async client: every request ends `seconds` after it started, body included."""
+
+    def __init__(self, seconds: float, inner: httpx.AsyncBaseTransport | None = None) -> None:
+        self.seconds = seconds
+        self._inner = inner or httpx.AsyncHTTPTransport(limits=httpx.Limits(max_keepalive_connections=0))
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Send `request` with every timeout capped to the time left, then bound its body."""
+        deadline = _bounded(request, self.seconds)
+        try:
+            async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
+                response = await self._inner.handle_async_request(request)
+        except TimeoutError as error:
+            raise _Cut from error
+        assert isinstance(response.stream, httpx.AsyncByteStream)
+        body = _AsyncDeadlineStream(response.stream, deadline)
+        seen = _bodies.get()
+        if seen is not None:
+            seen.append(body)
+        return httpx.Response(
+            status_code=response.status_code,
+            headers=response.headers,
+            stream=body,
+            extensions=response.extensions,
+        )
+
+    async def aclose(self) -> None:
+        """Close the pooled connections."""
+        await self._inner.aclose()
 
 
 class Endpoint:
@@ -220,7 +295,10 @@ def describe_rejection(error: openai.APIStatusError) -> ModelRejectedError:
 def _translate(error: BaseException, seconds: float) -> BaseException:
     """The tools.faults error for a failure inside a model call (the error itself when it is none of ours)."""
     causes = [error, error.__cause__, error.__context__]
-    if any(isinstance(e, _Cut | openai.APITimeoutError | ModelDeadlineError) for e in causes):
+    # every httpx timeout is capped to the time left, so any timeout is the deadline
+    if any(
+        isinstance(e, httpx.TimeoutException | openai.APITimeoutError | ModelDeadlineError) for e in causes
+    ):
         return ModelDeadlineError(
             f"模型服务在 {seconds:g} 秒内没有答完，调用已被截断（PLANGRAPH_MODEL_TIMEOUT 限制整个调用，"
             "包括流式输出）；请检查模型服务是否过载，或调大 PLANGRAPH_MODEL_TIMEOUT"
@@ -296,30 +374,37 @@ class WireChatOpenAI(ChatOpenAI):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         produced = False
-        bodies: list[_DeadlineStream] = []
+        bodies: list[_DeadlineStream | _AsyncDeadlineStream] = []
         _bodies.set(bodies)
         try:
             for chunk in super()._stream(messages, stop, run_manager, **kwargs):
                 produced = True
-                usage = getattr(chunk.message, "usage_metadata", None)
-                if usage:
-                    self._observe(usage)
+                self._observe(getattr(chunk.message, "usage_metadata", None))
                 yield chunk
         except (_Cut, openai.APIError, ValueError, httpx.HTTPError) as error:
-            translated = _translate(error, self.deadline)
-            if translated is error:
-                raise
-            raise translated from None
+            raise _raised(error, self.deadline) from None
         if not produced:
-            # keep-alive comments (": ping - …", llama_cpp.server) are not content
-            lines = b"".join(b.head for b in bodies).splitlines()
-            head = b"\n".join(line for line in lines if line.strip() and not line.startswith(b":"))
-            if head and b"data:" not in head:
-                raise ModelFaultError(
-                    f"模型服务返回的内容不是 OpenAI 兼容的事件流（开头是：{head[:80].decode(errors='replace')!r}）；"
-                    "请检查 OPENAI_BASE_URL 是否指向 /v1 接口"
-                )
-            raise ModelFaultError(_EMPTY)
+            raise _nothing_came(bodies)
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        produced = False
+        bodies: list[_DeadlineStream | _AsyncDeadlineStream] = []
+        _bodies.set(bodies)
+        try:
+            async for chunk in super()._astream(messages, stop, run_manager, **kwargs):
+                produced = True
+                self._observe(getattr(chunk.message, "usage_metadata", None))
+                yield chunk
+        except (_Cut, openai.APIError, ValueError, httpx.HTTPError) as error:
+            raise _raised(error, self.deadline) from None
+        if not produced:
+            raise _nothing_came(bodies)
 
     def _generate(
         self,
@@ -331,10 +416,43 @@ class WireChatOpenAI(ChatOpenAI):
         try:
             result = super()._generate(messages, stop, run_manager, **kwargs)
         except (_Cut, openai.APIError, ValueError, httpx.HTTPError) as error:
-            translated = _translate(error, self.deadline)
-            if translated is error:
-                raise
-            raise translated from None
+            raise _raised(error, self.deadline) from None
         for generation in result.generations:
             self._observe(getattr(generation.message, "usage_metadata", None))
         return result
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        try:
+            result = await super()._agenerate(messages, stop, run_manager, **kwargs)
+        except (_Cut, openai.APIError, ValueError, httpx.HTTPError) as error:
+            raise _raised(error, self.deadline) from None
+        for generation in result.generations:
+            self._observe(getattr(generation.message, "usage_metadata", None))
+        return result
+
+
+def _raised(error: BaseException, seconds: float) -> BaseException:
+    """What a failed call raises: our error for it, else `error` itself (with its own traceback)."""
+    translated = _translate(error, seconds)
+    if translated is error:
+        raise error
+    return translated
+
+
+def _nothing_came(bodies: list[_DeadlineStream | _AsyncDeadlineStream]) -> ModelFaultError:
+    """The fault of a stream that produced no chunk: garbage (quoted) or an empty answer."""
+    # keep-alive comments (": ping - …", llama_cpp.server) are not content
+    lines = b"".join(b.head for b in bodies).splitlines()
+    head = b"\n".join(line for line in lines if line.strip() and not line.startswith(b":"))
+    if head and b"data:" not in head:
+        return ModelFaultError(
+            f"模型服务返回的内容不是 OpenAI 兼容的事件流（开头是：{head[:80].decode(errors='replace')!r}）；"
+            "请检查 OPENAI_BASE_URL 是否指向 /v1 接口"
+        )
+    return ModelFaultError(_EMPTY)
