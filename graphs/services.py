@@ -61,10 +61,12 @@ def chat_model(ctx: Context, kind: str = "step", endpoint: Endpoint | None = Non
         streaming=True,
         stream_usage=True,
         max_tokens=ctx.max_tokens(kind),  # type: ignore[call-arg]
-        http_client=httpx.Client(transport=DeadlineTransport(ctx.model_timeout)),
+        http_client=httpx.Client(transport=DeadlineTransport(ctx.model_timeout, verify=endpoint.tls())),
         # ainvoke / astream: the same whole-call deadline (without it openai's own async client
         # would wait out each keep-alive ping as a fresh read timeout)
-        http_async_client=httpx.AsyncClient(transport=AsyncDeadlineTransport(ctx.model_timeout)),
+        http_async_client=httpx.AsyncClient(
+            transport=AsyncDeadlineTransport(ctx.model_timeout, verify=endpoint.tls())
+        ),
         deadline=ctx.model_timeout,
         endpoint=endpoint,
     )

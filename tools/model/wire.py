@@ -21,6 +21,7 @@ import contextvars
 import json
 import logging
 import socket
+import ssl
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -117,11 +118,15 @@ class _DeadlineStream(httpx.SyncByteStream):
 class DeadlineTransport(httpx.BaseTransport):
     """An HTTP transport whose every request ends `seconds` after it started, body included."""
 
-    def __init__(self, seconds: float, inner: httpx.BaseTransport | None = None) -> None:
+    def __init__(
+        self, seconds: float, inner: httpx.BaseTransport | None = None, verify: ssl.SSLContext | bool = True
+    ) -> None:
         self.seconds = seconds
         # no keep-alive: each call has its own connection (closed with the response), so a cut
         # connection is never reused and no idle socket outlives the model object
-        self._inner = inner or httpx.HTTPTransport(limits=httpx.Limits(max_keepalive_connections=0))
+        self._inner = inner or httpx.HTTPTransport(
+            verify=verify, limits=httpx.Limits(max_keepalive_connections=0)
+        )
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Send `request` with every timeout capped to the time left, then bound its body."""
@@ -196,9 +201,16 @@ class _AsyncDeadlineStream(httpx.AsyncByteStream):
 class AsyncDeadlineTransport(httpx.AsyncBaseTransport):
     """`DeadlineTransport` for the async client: every request ends `seconds` after it started, body included."""
 
-    def __init__(self, seconds: float, inner: httpx.AsyncBaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        seconds: float,
+        inner: httpx.AsyncBaseTransport | None = None,
+        verify: ssl.SSLContext | bool = True,
+    ) -> None:
         self.seconds = seconds
-        self._inner = inner or httpx.AsyncHTTPTransport(limits=httpx.Limits(max_keepalive_connections=0))
+        self._inner = inner or httpx.AsyncHTTPTransport(
+            verify=verify, limits=httpx.Limits(max_keepalive_connections=0)
+        )
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Send `request` with every timeout capped to the time left, then bound its body."""
@@ -236,6 +248,14 @@ class Endpoint:
         self._lock = threading.Lock()
         self.gauge = TokenGauge()
         self.forced_form: str | None = None  # the tool_choice form for one forced tool this server took
+        self._tls: ssl.SSLContext | None = None
+
+    def tls(self) -> ssl.SSLContext:
+        """The TLS context of this endpoint's clients, made once (loading the CA bundle takes ~40 ms)."""
+        with self._lock:
+            if self._tls is None:
+                self._tls = httpx.create_ssl_context()
+            return self._tls
 
     def window(self) -> int:
         """The configured window, else the one `/v1/models` reports, else `SAFE_CONTEXT` (asked once)."""
