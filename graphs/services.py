@@ -59,6 +59,10 @@ def chat_model(ctx: Context, kind: str = "step", endpoint: Endpoint | None = Non
         timeout=ctx.model_timeout,
         max_retries=0,  # one HTTP request per call: the nodes' RETRY_POLICY decides about another
         streaming=True,
+        # ... except a call with tools: llama_cpp.server cannot stream under tool_choice="auto" (the
+        # stream breaks off, "Automatic streaming tool choice is not supported") exactly when the
+        # model calls a tool; no such reply is shown to users token by token anyway
+        disable_streaming="tool_calling",
         stream_usage=True,
         max_tokens=ctx.max_tokens(kind),  # type: ignore[call-arg]
         http_client=httpx.Client(transport=DeadlineTransport(ctx.model_timeout, verify=endpoint.tls())),

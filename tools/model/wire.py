@@ -312,8 +312,11 @@ def describe_rejection(error: openai.APIStatusError) -> ModelRejectedError:
     )
 
 
-def _translate(error: BaseException, seconds: float) -> BaseException:
-    """The tools.faults error for a failure inside a model call (the error itself when it is none of ours)."""
+def _translate(error: BaseException, seconds: float, head: bytes = b"") -> BaseException:
+    """The tools.faults error for a failure inside a model call (the error itself when it is none of ours).
+
+    `head` is the start of the response body, quoted when it is not the API's JSON.
+    """
     causes = [error, error.__cause__, error.__context__]
     # every httpx timeout is capped to the time left, so any timeout is the deadline
     if any(
@@ -330,9 +333,13 @@ def _translate(error: BaseException, seconds: float) -> BaseException:
     ):
         return describe_rejection(error)
     if isinstance(error, json.JSONDecodeError | openai.APIResponseValidationError | ValueError):
+        came = (
+            f"开头是：{head[:80].decode(errors='replace')!r}"
+            if head.strip()
+            else f"{type(error).__name__}: {str(error)[:160]}"
+        )
         return ModelFaultError(
-            f"模型服务返回的内容不是 OpenAI 兼容的 JSON（{type(error).__name__}: {str(error)[:160]}）；"
-            "请检查 OPENAI_BASE_URL 是否指向 /v1 接口"
+            f"模型服务返回的内容不是 OpenAI 兼容的 JSON（{came}）；请检查 OPENAI_BASE_URL 是否指向 /v1 接口"
         )
     return error
 
@@ -426,6 +433,8 @@ class WireChatOpenAI(ChatOpenAI):
         if not produced:
             raise _nothing_came(bodies)
 
+    # Not streamed (a call with tools, `disable_streaming="tool_calling"`): `stream=False` is said
+    # outright, as the payload's default is the model's `streaming=True`.
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -433,10 +442,12 @@ class WireChatOpenAI(ChatOpenAI):
         run_manager: Any = None,
         **kwargs: Any,
     ) -> ChatResult:
+        bodies: list[_DeadlineStream | _AsyncDeadlineStream] = []
+        _bodies.set(bodies)
         try:
-            result = super()._generate(messages, stop, run_manager, **kwargs)
+            result = super()._generate(messages, stop, run_manager, **{**kwargs, "stream": False})
         except (_Cut, openai.APIError, ValueError, httpx.HTTPError) as error:
-            raise _raised(error, self.deadline) from None
+            raise _raised(error, self.deadline, b"".join(b.head for b in bodies)) from None
         for generation in result.generations:
             self._observe(getattr(generation.message, "usage_metadata", None))
         return result
@@ -448,18 +459,20 @@ class WireChatOpenAI(ChatOpenAI):
         run_manager: Any = None,
         **kwargs: Any,
     ) -> ChatResult:
+        bodies: list[_DeadlineStream | _AsyncDeadlineStream] = []
+        _bodies.set(bodies)
         try:
-            result = await super()._agenerate(messages, stop, run_manager, **kwargs)
+            result = await super()._agenerate(messages, stop, run_manager, **{**kwargs, "stream": False})
         except (_Cut, openai.APIError, ValueError, httpx.HTTPError) as error:
-            raise _raised(error, self.deadline) from None
+            raise _raised(error, self.deadline, b"".join(b.head for b in bodies)) from None
         for generation in result.generations:
             self._observe(getattr(generation.message, "usage_metadata", None))
         return result
 
 
-def _raised(error: BaseException, seconds: float) -> BaseException:
+def _raised(error: BaseException, seconds: float, head: bytes = b"") -> BaseException:
     """What a failed call raises: our error for it, else `error` itself (with its own traceback)."""
-    translated = _translate(error, seconds)
+    translated = _translate(error, seconds, head)
     if translated is error:
         raise error
     return translated
