@@ -378,6 +378,11 @@ class WireChatOpenAI(ChatOpenAI):
                 len(messages),
             )
         payload = super()._get_request_payload(fitted, stop=stop, **kwargs)
+        for message in payload.get("messages") or ():
+            # an assistant turn that only calls tools has content null on OpenAI's wire;
+            # llama_cpp.server refuses that (HTTP 500, "Input should be a valid string")
+            if message.get("role") == "assistant" and message.get("content") is None:
+                message["content"] = ""
         payload.pop("max_tokens", None)
         payload["max_completion_tokens"] = bound
         if not _is_openai(self.openai_api_base or ""):

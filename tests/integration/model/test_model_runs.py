@@ -21,6 +21,7 @@ from tests.support.openai_server import (
     ScriptedOpenAIServer,
     fault_empty_stream,
     fault_garbage_body,
+    fault_status,
     reply_text,
     reply_tool_call,
     reply_tool_calls,
@@ -183,10 +184,16 @@ def test_tool_calls_are_asked_for_unstreamed_which_llama_cpp_server_cannot_strea
     # llama_cpp.server (chatml-function-calling) answers a streamed request with tools and
     # tool_choice="auto" with 200 and a stream that breaks off ("Automatic streaming tool choice is
     # not supported") whenever the model calls a tool: streamed, no plan could ever be made there.
+    # It also refuses an assistant turn whose content is null (OpenAI's form for a turn that only
+    # calls tools) with HTTP 500 and a validation error, so a second planning round never ran.
     def llama_cpp_server(body):
+        if any(m["role"] == "assistant" and m.get("content") is None for m in body["messages"]):
+            return fault_status(500, "1 validation error: messages.1.content Input should be a valid string")
         if body.get("stream") and body.get("tools") and body.get("tool_choice") == "auto":
             return fault_empty_stream()
         if _planner(body):
+            if not any(m["role"] == "tool" for m in body["messages"]):
+                return reply_tool_call("list_agents", {})  # round 1, as the prompt asks
             return reply_tool_call("create_plan", KNOWLEDGE_PLAN)
         return reply_text("根据资料[1]，余电上网电量按当地燃煤基准价结算。")
 
@@ -201,4 +208,6 @@ def test_tool_calls_are_asked_for_unstreamed_which_llama_cpp_server_cannot_strea
     assert [s["status"] for s in outcome.plan["steps"]] == ["completed"]
     with_tools = [r for r in sent if r.get("tools")]
     assert with_tools and not any(r.get("stream") for r in with_tools)
+    planning = [r for r in sent if _planner(r)]
+    assert len(planning) == 2 and planning[1]["messages"][-2]["content"] == ""  # list_agents' turn
     assert any(r.get("stream") and not r.get("tools") for r in sent)  # the summary still streams
