@@ -140,10 +140,13 @@ def test_cli_runs_end_in_a_result_or_a_clear_resumable_error(llama_server, tmp_p
     )
     if last["event"] == "error":
         assert proc.returncode == 1 and "进度已保存" in last["message"] and "resume" in last["message"], last
-        # resumable: a validated plan is kept with a step still to run
-        assert plan is not None, shown.stderr[-800:]
-        _check_plan_and_summary(plan, "", [])
-        assert any(s["status"] != "completed" for s in plan["steps"]), plan
+        # resumable: a validated plan is kept with a step still to run, or (a fault the planner
+        # node retried and gave up on, e.g. HTTP 5xx) no plan yet and `resume` plans again
+        if plan is None:
+            assert "还没有计划" in shown.stdout + shown.stderr, shown.stdout[-400:] + shown.stderr[-400:]
+        else:
+            _check_plan_and_summary(plan, "", [])
+            assert any(s["status"] != "completed" for s in plan["steps"]), plan
     elif last["event"] == "final":
         assert proc.returncode == 0, proc.stdout[-800:]
         _check_plan_and_summary(last.get("plan"), last.get("summary") or "", last.get("artifacts") or [])
