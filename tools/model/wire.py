@@ -42,6 +42,7 @@ from tools.model.window import SAFE_CONTEXT, TokenGauge, fit_request, window_fro
 __all__ = [
     "AsyncDeadlineTransport",
     "DeadlineTransport",
+    "Endpoint",
     "WireChatOpenAI",
     "call_deadline",
     "describe_rejection",
