@@ -47,7 +47,7 @@ def chat_model(ctx: Context, kind: str = "step", endpoint: Endpoint | None = Non
         return None
     import httpx
 
-    from tools.model.wire import DeadlineTransport, Endpoint, WireChatOpenAI
+    from tools.model.wire import AsyncDeadlineTransport, DeadlineTransport, Endpoint, WireChatOpenAI
 
     key = model_api_key() or "not-needed"
     if endpoint is None:
@@ -59,9 +59,18 @@ def chat_model(ctx: Context, kind: str = "step", endpoint: Endpoint | None = Non
         timeout=ctx.model_timeout,
         max_retries=0,  # one HTTP request per call: the nodes' RETRY_POLICY decides about another
         streaming=True,
+        # ... except a call with tools: llama_cpp.server cannot stream under tool_choice="auto" (the
+        # stream breaks off, "Automatic streaming tool choice is not supported") exactly when the
+        # model calls a tool; no such reply is shown to users token by token anyway
+        disable_streaming="tool_calling",
         stream_usage=True,
         max_tokens=ctx.max_tokens(kind),  # type: ignore[call-arg]
-        http_client=httpx.Client(transport=DeadlineTransport(ctx.model_timeout)),
+        http_client=httpx.Client(transport=DeadlineTransport(ctx.model_timeout, verify=endpoint.tls())),
+        # ainvoke / astream: the same whole-call deadline (without it openai's own async client
+        # would wait out each keep-alive ping as a fresh read timeout)
+        http_async_client=httpx.AsyncClient(
+            transport=AsyncDeadlineTransport(ctx.model_timeout, verify=endpoint.tls())
+        ),
         deadline=ctx.model_timeout,
         endpoint=endpoint,
     )

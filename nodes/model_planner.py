@@ -54,9 +54,15 @@ def stream_model(
     """Stream one model reply (emitting text tokens as they arrive when `emit` is given); the whole message.
 
     The planner and the finalizer pass no `emit`: their raw model text is not user-facing progress.
+    A call with tools is not streamed (`disable_streaming="tool_calling"`, graphs/services.py): the
+    model then yields the whole reply at once, which is returned as it is.
     """
     full: AIMessageChunk | None = None
     for chunk in model.stream(messages):
+        if not isinstance(chunk, AIMessageChunk):  # not streamed: the whole reply, arguments parsed strictly
+            if emit is not None and chunk.text:
+                emit(chunk.text)
+            return chunk  # type: ignore[no-any-return]
         if emit is not None and chunk.content and isinstance(chunk.content, str):
             emit(chunk.content)
         full = chunk if full is None else full + chunk  # type: ignore[assignment]

@@ -50,6 +50,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
@@ -65,6 +66,7 @@ __all__ = [
     "fault_empty_stream",
     "fault_garbage_body",
     "fault_keepalive_stall",
+    "fault_pings_only",
     "fault_status",
     "fault_truncated_stream",
     "hash_embedding",
@@ -100,8 +102,9 @@ class Reply:
     answering (to trip client timeouts); `truncated` closes the connection mid-body;
     `empty_stream` answers 200 with a stream of no events (what llama_cpp.server does on a context
     overflow); `raw_body` sends those bytes as the 200 body instead of the API's JSON; `stall`
-    keeps a stream open that long after its first chunk, sending an SSE comment (`: ping`) every
-    `ping_every` seconds, as servers' keep-alive does.
+    keeps a stream open that long after its first chunk (with `empty_stream`: before any event,
+    then ends it empty), sending an SSE comment (`: ping - <time>`) every `ping_every` seconds, as
+    servers' keep-alive does (llama_cpp.server's sse-starlette sends exactly these).
     """
 
     content: str | None = None
@@ -198,6 +201,15 @@ def fault_garbage_body(body: bytes = b"<html><body>502 Bad Gateway</body></html>
 def fault_keepalive_stall(seconds: float, ping_every: float = 0.2, then: Reply | None = None) -> Reply:
     """Start streaming `then` (a text by default), then stall `seconds` sending ``: ping`` comments."""
     return replace(then or reply_text("好的，"), stall=seconds, ping_every=ping_every)
+
+
+def fault_pings_only(seconds: float, ping_every: float = 0.1) -> Reply:
+    """A stream that sends only ``: ping`` comments for `seconds`, then ends with no event at all.
+
+    llama_cpp.server pings like this while it processes a long prompt; a large `seconds` is a server
+    that pings forever (the handler stops when the server does).
+    """
+    return Reply(empty_stream=True, stall=seconds, ping_every=ping_every)
 
 
 def fault_truncated_stream(partial_text: str) -> Reply:
@@ -672,6 +684,8 @@ class _Handler(BaseHTTPRequestHandler):
             200, "text/event-stream", [("Cache-Control", "no-cache"), ("Transfer-Encoding", "chunked")]
         )
         if reply.empty_stream:
+            if reply.stall:
+                self._stall(reply)
             self.wfile.write(b"0\r\n\r\n")
             return
         for position, event in enumerate(self._events(body, reply, number)):
@@ -692,7 +706,7 @@ class _Handler(BaseHTTPRequestHandler):
             if owner.closing.wait(min(reply.ping_every or reply.stall, max(0.0, end - time.monotonic()))):
                 return
             try:
-                self._write_chunk(b": ping\n\n")
+                self._write_chunk(f": ping - {datetime.now(UTC):%Y-%m-%d %H:%M:%S}\r\n\r\n".encode())
             except OSError:  # the client cut the connection (its deadline)
                 return
 

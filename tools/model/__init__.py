@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from tools.model.window import SAFE_CONTEXT, TokenGauge, fit_request, window_from_models
     from tools.model.wire import (
+        AsyncDeadlineTransport,
         DeadlineTransport,
         Endpoint,
         WireChatOpenAI,
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SAFE_CONTEXT",
+    "AsyncDeadlineTransport",
     "DeadlineTransport",
     "Endpoint",
     "TokenGauge",
@@ -37,6 +39,7 @@ _WHERE = {
     "TokenGauge": "window",
     "fit_request": "window",
     "window_from_models": "window",
+    "AsyncDeadlineTransport": "wire",
     "DeadlineTransport": "wire",
     "Endpoint": "wire",
     "WireChatOpenAI": "wire",

@@ -12,6 +12,11 @@ loop (an assistant turn and its tool results, oldest first; the newest round and
 message stay), older user messages, then it shortens the longest remaining message, then lowers
 the output bound down to `MIN_OUTPUT`. If even that does not fit, `ModelRejectedError` (kind
 "overflow") says so before anything is sent.
+
+What is taken away is summarised, not forgotten: a short deterministic digest (`digest`) — each
+dropped round's tool names and arguments with the first line of each result, a dropped reply's
+or user message's first line; the newest `DIGEST_ROUNDS` of them, older ones only counted — is
+added to the end of the system prompt (one system message stays one), and counted like the rest.
 """
 
 from __future__ import annotations
@@ -27,13 +32,23 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from memory.tokens import count_messages_tokens, count_tokens
 from tools.faults import ModelRejectedError
 
-__all__ = ["MIN_OUTPUT", "SAFE_CONTEXT", "TokenGauge", "fit_request", "window_from_models"]
+__all__ = [
+    "DIGEST_ROUNDS",
+    "MIN_OUTPUT",
+    "SAFE_CONTEXT",
+    "TokenGauge",
+    "digest",
+    "fit_request",
+    "window_from_models",
+]
 
 SAFE_CONTEXT = 4096  # llama.cpp's and most local servers' default window; used when nothing says more
 MIN_OUTPUT = 64
 MARGIN = 32  # chat-template framing the per-message overhead does not cover
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 _CUT_NOTE = "…（已截断）"
+DIGEST_ROUNDS = 6  # dropped rounds the digest lists (the newest); older ones are only counted
+_DIGEST_PART = 60  # characters of a call's arguments, or of a result's first line, in the digest
 
 
 class TokenGauge:
@@ -109,6 +124,56 @@ def _units(messages: list[BaseMessage]) -> list[list[BaseMessage]]:
     return units
 
 
+def _first_line(content: Any) -> str:
+    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line[:_DIGEST_PART] + ("…" if len(line) > _DIGEST_PART else "")
+
+
+def _digest_line(unit: list[BaseMessage]) -> str:
+    first = unit[0]
+    if isinstance(first, AIMessage) and first.tool_calls:
+        results = {m.tool_call_id: m.content for m in unit[1:] if isinstance(m, ToolMessage)}
+        calls = []
+        for call in first.tool_calls:
+            args = json.dumps(call["args"], ensure_ascii=False)
+            args = args[:_DIGEST_PART] + ("…" if len(args) > _DIGEST_PART else "")
+            calls.append(
+                f"{call['name']}({args}) → {_first_line(results.get(call.get('id') or '', '（无结果）'))}"
+            )
+        return "；".join(calls)
+    who = "用户" if isinstance(first, HumanMessage) else "助手" if isinstance(first, AIMessage) else "工具"
+    return f"{who}：{_first_line(first.content)}"
+
+
+def digest(dropped: Sequence[list[BaseMessage]]) -> str:
+    """A short, deterministic digest of rounds left out of a request, oldest first (see the module docstring)."""
+    if not dropped:
+        return ""
+    shown = list(dropped)[-DIGEST_ROUNDS:]
+    lines = [f"（为放进上下文窗口，本次对话较早的 {len(dropped)} 轮已省略原文，摘要如下）"]
+    if len(dropped) > len(shown):
+        lines.append(f"- 更早的 {len(dropped) - len(shown)} 轮：从略")
+    lines += [f"- {_digest_line(unit)}" for unit in shown]
+    return "\n".join(lines)
+
+
+def _with_digest(head: list[BaseMessage], dropped: list[list[BaseMessage]]) -> list[BaseMessage]:
+    """`head` (the system prompt, or nothing) with the digest of `dropped` appended."""
+    note = digest(dropped)
+    if not note:
+        return head
+    if head:
+        system = head[0]
+        text = system.content if isinstance(system.content, str) else json.dumps(system.content)
+        return [system.model_copy(update={"content": f"{text}\n\n{note}"}), *head[1:]]
+    return [SystemMessage(note)]
+
+
+def _position(messages: Sequence[BaseMessage], unit: list[BaseMessage]) -> int:
+    return next(i for i, m in enumerate(messages) if m is unit[0])
+
+
 def fit_request(
     messages: Sequence[BaseMessage],
     tools: Sequence[Any],
@@ -129,12 +194,15 @@ def fit_request(
     if fits(units, max_output):
         return list(messages), max_output
     # 1. earlier rounds (non-user units), oldest first; 2. older user messages. The last unit stays.
+    # What is dropped is summarised at the end of the system prompt, counted as it grows.
+    system, dropped = head, []
     for droppable in (lambda u: not isinstance(u[0], HumanMessage), lambda u: True):
         index = 0
         while not fits(units, max_output) and index < len(units) - 1:
             last_human = max((i for i, u in enumerate(units) if isinstance(u[0], HumanMessage)), default=-1)
             if droppable(units[index]) and index != last_human:
-                units.pop(index)
+                dropped.append(units.pop(index))
+                head = _with_digest(system, sorted(dropped, key=lambda u: _position(messages, u)))
             else:
                 index += 1
     # 3. shorten the longest message (system prompt and memory included) while it helps

@@ -7,7 +7,8 @@ llama.cpp's `llama-server` and `llama_cpp.server`) needs to behave:
   than OpenAI's, also as `max_tokens` (llama.cpp reads only that one);
 - every request is fitted into the context window before it is sent (`tools.model.window`);
 - the whole call — connecting, waiting, and every streamed byte — ends by `deadline` seconds:
-  `DeadlineTransport` cuts the connection then, however many keep-alive pings the server sends;
+  `DeadlineTransport` (sync calls) and `AsyncDeadlineTransport` (ainvoke / astream, the async API)
+  cut the connection then, however many keep-alive pings the server sends;
 - failures become the errors of `tools.faults`: a 4xx quotes the server's own message and names
   the cause (context overflow, unknown model, bad key), an empty stream or a body that is not the
   API's JSON is a `ModelFaultError`, a cut call a `ModelDeadlineError`.
@@ -15,13 +16,15 @@ llama.cpp's `llama-server` and `llama_cpp.server`) needs to behave:
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import json
 import logging
 import socket
+import ssl
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlparse
@@ -36,7 +39,14 @@ from pydantic import Field, PrivateAttr
 from tools.faults import ModelDeadlineError, ModelFaultError, ModelRejectedError
 from tools.model.window import SAFE_CONTEXT, TokenGauge, fit_request, window_from_models
 
-__all__ = ["DeadlineTransport", "Endpoint", "WireChatOpenAI", "call_deadline", "describe_rejection"]
+__all__ = [
+    "AsyncDeadlineTransport",
+    "DeadlineTransport",
+    "Endpoint",
+    "WireChatOpenAI",
+    "call_deadline",
+    "describe_rejection",
+]
 
 log = logging.getLogger("plangraph.model")
 
@@ -44,7 +54,7 @@ _call_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar(
     "model_call_deadline", default=None
 )
 # the response bodies of the current call (their first bytes), to tell an empty stream from garbage
-_bodies: contextvars.ContextVar[list[_DeadlineStream] | None] = contextvars.ContextVar(
+_bodies: contextvars.ContextVar[list[_DeadlineStream | _AsyncDeadlineStream] | None] = contextvars.ContextVar(
     "model_bodies", default=None
 )
 
@@ -109,27 +119,19 @@ class _DeadlineStream(httpx.SyncByteStream):
 class DeadlineTransport(httpx.BaseTransport):
     """An HTTP transport whose every request ends `seconds` after it started, body included."""
 
-    def __init__(self, seconds: float, inner: httpx.BaseTransport | None = None) -> None:
+    def __init__(
+        self, seconds: float, inner: httpx.BaseTransport | None = None, verify: ssl.SSLContext | bool = True
+    ) -> None:
         self.seconds = seconds
         # no keep-alive: each call has its own connection (closed with the response), so a cut
         # connection is never reused and no idle socket outlives the model object
-        self._inner = inner or httpx.HTTPTransport(limits=httpx.Limits(max_keepalive_connections=0))
+        self._inner = inner or httpx.HTTPTransport(
+            verify=verify, limits=httpx.Limits(max_keepalive_connections=0)
+        )
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Send `request` with every timeout capped to the time left, then bound its body."""
-        now = time.monotonic()
-        deadline = now + self.seconds
-        outer = _call_deadline.get()
-        if outer is not None:
-            deadline = min(deadline, outer)
-        left = deadline - now
-        if left <= 0:
-            raise _Cut
-        timeout = dict(request.extensions.get("timeout") or {})
-        for key in ("connect", "read", "write", "pool"):
-            value = timeout.get(key)
-            timeout[key] = left if value is None else min(value, left)
-        request.extensions = {**request.extensions, "timeout": timeout}
+        deadline = _bounded(request, self.seconds)
         response = self._inner.handle_request(request)
         stream = response.extensions.get("network_stream")
         sock = stream.get_extra_info("socket") if stream is not None else None
@@ -150,6 +152,92 @@ class DeadlineTransport(httpx.BaseTransport):
         self._inner.close()
 
 
+def _bounded(request: httpx.Request, seconds: float) -> float:
+    """The deadline of a request sent now (`seconds`, or an enclosing `call_deadline`); caps its timeouts."""
+    now = time.monotonic()
+    deadline = now + seconds
+    outer = _call_deadline.get()
+    if outer is not None:
+        deadline = min(deadline, outer)
+    left = deadline - now
+    if left <= 0:
+        raise _Cut
+    timeout = dict(request.extensions.get("timeout") or {})
+    for key in ("connect", "read", "write", "pool"):
+        value = timeout.get(key)
+        timeout[key] = left if value is None else min(value, left)
+    request.extensions = {**request.extensions, "timeout": timeout}
+    return deadline
+
+
+class _AsyncDeadlineStream(httpx.AsyncByteStream):
+    """An async response body that ends with `_Cut` at the deadline, however often bytes (pings) arrive."""
+
+    def __init__(self, inner: httpx.AsyncByteStream, deadline: float) -> None:
+        self._inner = inner
+        self._deadline = deadline
+        self.head = b""
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        chunks = self._inner.__aiter__()
+        while True:
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                raise _Cut
+            try:
+                async with asyncio.timeout(left):
+                    chunk = await chunks.__anext__()
+            except StopAsyncIteration:
+                return
+            except TimeoutError as error:  # asyncio's: the deadline passed during the read
+                raise _Cut from error
+            if len(self.head) < 200:
+                self.head += chunk[: 200 - len(self.head)]
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class AsyncDeadlineTransport(httpx.AsyncBaseTransport):
+    """`DeadlineTransport` for the async client: every request ends `seconds` after it started, body included."""
+
+    def __init__(
+        self,
+        seconds: float,
+        inner: httpx.AsyncBaseTransport | None = None,
+        verify: ssl.SSLContext | bool = True,
+    ) -> None:
+        self.seconds = seconds
+        self._inner = inner or httpx.AsyncHTTPTransport(
+            verify=verify, limits=httpx.Limits(max_keepalive_connections=0)
+        )
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Send `request` with every timeout capped to the time left, then bound its body."""
+        deadline = _bounded(request, self.seconds)
+        try:
+            async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
+                response = await self._inner.handle_async_request(request)
+        except TimeoutError as error:
+            raise _Cut from error
+        assert isinstance(response.stream, httpx.AsyncByteStream)
+        body = _AsyncDeadlineStream(response.stream, deadline)
+        seen = _bodies.get()
+        if seen is not None:
+            seen.append(body)
+        return httpx.Response(
+            status_code=response.status_code,
+            headers=response.headers,
+            stream=body,
+            extensions=response.extensions,
+        )
+
+    async def aclose(self) -> None:
+        """Close the pooled connections."""
+        await self._inner.aclose()
+
+
 class Endpoint:
     """What is learned about one endpoint and model: its context window and how it counts tokens."""
 
@@ -161,6 +249,14 @@ class Endpoint:
         self._lock = threading.Lock()
         self.gauge = TokenGauge()
         self.forced_form: str | None = None  # the tool_choice form for one forced tool this server took
+        self._tls: ssl.SSLContext | None = None
+
+    def tls(self) -> ssl.SSLContext:
+        """The TLS context of this endpoint's clients, made once (loading the CA bundle takes ~40 ms)."""
+        with self._lock:
+            if self._tls is None:
+                self._tls = httpx.create_ssl_context()
+            return self._tls
 
     def window(self) -> int:
         """The configured window, else the one `/v1/models` reports, else `SAFE_CONTEXT` (asked once)."""
@@ -217,10 +313,16 @@ def describe_rejection(error: openai.APIStatusError) -> ModelRejectedError:
     )
 
 
-def _translate(error: BaseException, seconds: float) -> BaseException:
-    """The tools.faults error for a failure inside a model call (the error itself when it is none of ours)."""
+def _translate(error: BaseException, seconds: float, head: bytes = b"") -> BaseException:
+    """The tools.faults error for a failure inside a model call (the error itself when it is none of ours).
+
+    `head` is the start of the response body, quoted when it is not the API's JSON.
+    """
     causes = [error, error.__cause__, error.__context__]
-    if any(isinstance(e, _Cut | openai.APITimeoutError | ModelDeadlineError) for e in causes):
+    # every httpx timeout is capped to the time left, so any timeout is the deadline
+    if any(
+        isinstance(e, httpx.TimeoutException | openai.APITimeoutError | ModelDeadlineError) for e in causes
+    ):
         return ModelDeadlineError(
             f"模型服务在 {seconds:g} 秒内没有答完，调用已被截断（PLANGRAPH_MODEL_TIMEOUT 限制整个调用，"
             "包括流式输出）；请检查模型服务是否过载，或调大 PLANGRAPH_MODEL_TIMEOUT"
@@ -232,9 +334,13 @@ def _translate(error: BaseException, seconds: float) -> BaseException:
     ):
         return describe_rejection(error)
     if isinstance(error, json.JSONDecodeError | openai.APIResponseValidationError | ValueError):
+        came = (
+            f"开头是：{head[:80].decode(errors='replace')!r}"
+            if head.strip()
+            else f"{type(error).__name__}: {str(error)[:160]}"
+        )
         return ModelFaultError(
-            f"模型服务返回的内容不是 OpenAI 兼容的 JSON（{type(error).__name__}: {str(error)[:160]}）；"
-            "请检查 OPENAI_BASE_URL 是否指向 /v1 接口"
+            f"模型服务返回的内容不是 OpenAI 兼容的 JSON（{came}）；请检查 OPENAI_BASE_URL 是否指向 /v1 接口"
         )
     return error
 
@@ -273,6 +379,11 @@ class WireChatOpenAI(ChatOpenAI):
                 len(messages),
             )
         payload = super()._get_request_payload(fitted, stop=stop, **kwargs)
+        for message in payload.get("messages") or ():
+            # an assistant turn that only calls tools has content null on OpenAI's wire;
+            # llama_cpp.server refuses that (HTTP 500, "Input should be a valid string")
+            if message.get("role") == "assistant" and message.get("content") is None:
+                message["content"] = ""
         payload.pop("max_tokens", None)
         payload["max_completion_tokens"] = bound
         if not _is_openai(self.openai_api_base or ""):
@@ -296,31 +407,40 @@ class WireChatOpenAI(ChatOpenAI):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         produced = False
-        bodies: list[_DeadlineStream] = []
+        bodies: list[_DeadlineStream | _AsyncDeadlineStream] = []
         _bodies.set(bodies)
         try:
             for chunk in super()._stream(messages, stop, run_manager, **kwargs):
                 produced = True
-                usage = getattr(chunk.message, "usage_metadata", None)
-                if usage:
-                    self._observe(usage)
+                self._observe(getattr(chunk.message, "usage_metadata", None))
                 yield chunk
         except (_Cut, openai.APIError, ValueError, httpx.HTTPError) as error:
-            translated = _translate(error, self.deadline)
-            if translated is error:
-                raise
-            raise translated from None
+            raise _raised(error, self.deadline) from None
         if not produced:
-            # keep-alive comments (": ping - …", llama_cpp.server) are not content
-            lines = b"".join(b.head for b in bodies).splitlines()
-            head = b"\n".join(line for line in lines if line.strip() and not line.startswith(b":"))
-            if head and b"data:" not in head:
-                raise ModelFaultError(
-                    f"模型服务返回的内容不是 OpenAI 兼容的事件流（开头是：{head[:80].decode(errors='replace')!r}）；"
-                    "请检查 OPENAI_BASE_URL 是否指向 /v1 接口"
-                )
-            raise ModelFaultError(_EMPTY)
+            raise _nothing_came(bodies)
 
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        produced = False
+        bodies: list[_DeadlineStream | _AsyncDeadlineStream] = []
+        _bodies.set(bodies)
+        try:
+            async for chunk in super()._astream(messages, stop, run_manager, **kwargs):
+                produced = True
+                self._observe(getattr(chunk.message, "usage_metadata", None))
+                yield chunk
+        except (_Cut, openai.APIError, ValueError, httpx.HTTPError) as error:
+            raise _raised(error, self.deadline) from None
+        if not produced:
+            raise _nothing_came(bodies)
+
+    # Not streamed (a call with tools, `disable_streaming="tool_calling"`): `stream=False` is said
+    # outright, as the payload's default is the model's `streaming=True`.
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -328,13 +448,50 @@ class WireChatOpenAI(ChatOpenAI):
         run_manager: Any = None,
         **kwargs: Any,
     ) -> ChatResult:
+        bodies: list[_DeadlineStream | _AsyncDeadlineStream] = []
+        _bodies.set(bodies)
         try:
-            result = super()._generate(messages, stop, run_manager, **kwargs)
+            result = super()._generate(messages, stop, run_manager, **{**kwargs, "stream": False})
         except (_Cut, openai.APIError, ValueError, httpx.HTTPError) as error:
-            translated = _translate(error, self.deadline)
-            if translated is error:
-                raise
-            raise translated from None
+            raise _raised(error, self.deadline, b"".join(b.head for b in bodies)) from None
         for generation in result.generations:
             self._observe(getattr(generation.message, "usage_metadata", None))
         return result
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        bodies: list[_DeadlineStream | _AsyncDeadlineStream] = []
+        _bodies.set(bodies)
+        try:
+            result = await super()._agenerate(messages, stop, run_manager, **{**kwargs, "stream": False})
+        except (_Cut, openai.APIError, ValueError, httpx.HTTPError) as error:
+            raise _raised(error, self.deadline, b"".join(b.head for b in bodies)) from None
+        for generation in result.generations:
+            self._observe(getattr(generation.message, "usage_metadata", None))
+        return result
+
+
+def _raised(error: BaseException, seconds: float, head: bytes = b"") -> BaseException:
+    """What a failed call raises: our error for it, else `error` itself (with its own traceback)."""
+    translated = _translate(error, seconds, head)
+    if translated is error:
+        raise error
+    return translated
+
+
+def _nothing_came(bodies: list[_DeadlineStream | _AsyncDeadlineStream]) -> ModelFaultError:
+    """The fault of a stream that produced no chunk: garbage (quoted) or an empty answer."""
+    # keep-alive comments (": ping - …", llama_cpp.server) are not content
+    lines = b"".join(b.head for b in bodies).splitlines()
+    head = b"\n".join(line for line in lines if line.strip() and not line.startswith(b":"))
+    if head and b"data:" not in head:
+        return ModelFaultError(
+            f"模型服务返回的内容不是 OpenAI 兼容的事件流（开头是：{head[:80].decode(errors='replace')!r}）；"
+            "请检查 OPENAI_BASE_URL 是否指向 /v1 接口"
+        )
+    return ModelFaultError(_EMPTY)

@@ -19,7 +19,9 @@ from plangraph.runner import PlanRunner
 from tests.reliability.s1_kill import cli_env
 from tests.support.openai_server import (
     ScriptedOpenAIServer,
+    fault_empty_stream,
     fault_garbage_body,
+    fault_status,
     reply_text,
     reply_tool_call,
     reply_tool_calls,
@@ -74,7 +76,9 @@ def test_garbage_body_in_the_cli_is_an_error_event_and_resume_finishes(tmp_path)
     events = [json.loads(line) for line in failed.stdout.splitlines() if line.startswith("{")]
     error = events[-1]
     assert error["event"] == "error"
-    assert "不是 OpenAI 兼容的事件流" in error["message"] and "OPENAI_BASE_URL" in error["message"]
+    # (the knowledge loop's call has tools, so it is not streamed: the body is quoted as JSON that is not)
+    assert "不是 OpenAI 兼容的 JSON" in error["message"] and "502 Bad Gateway" in error["message"]
+    assert "OPENAI_BASE_URL" in error["message"]
     assert "plangraph resume --conversation g1" in error["message"]
     assert resumed.returncode == 0, resumed.stdout[-800:] + resumed.stderr[-800:]
     assert "余电上网" in resumed.stdout
@@ -103,7 +107,8 @@ def test_garbage_body_over_http_is_a_503_that_says_how_to_continue(tmp_path, mon
                 )
     assert answer.status_code == 503, answer.text
     detail = json.dumps(answer.json(), ensure_ascii=False)
-    assert "不是 OpenAI 兼容的事件流" in detail and '"resume": null' in detail.replace("\\", "")
+    assert "不是 OpenAI 兼容的 JSON" in detail and "502 Bad Gateway" in detail
+    assert '"resume": null' in detail.replace("\\", "")
 
 
 def test_the_planners_raw_model_text_is_not_streamed_and_a_fault_plans_offline(model_env, data_dir):
@@ -173,3 +178,36 @@ def test_a_model_summary_is_used_only_when_its_figures_are_computed_ones(model_e
         assert outcome.summary.startswith("测算完成：收益率为")
     else:
         assert "74.18%" not in outcome.summary and "计划执行结束" in outcome.summary
+
+
+def test_tool_calls_are_asked_for_unstreamed_which_llama_cpp_server_cannot_stream(model_env, data_dir):
+    # llama_cpp.server (chatml-function-calling) answers a streamed request with tools and
+    # tool_choice="auto" with 200 and a stream that breaks off ("Automatic streaming tool choice is
+    # not supported") whenever the model calls a tool: streamed, no plan could ever be made there.
+    # It also refuses an assistant turn whose content is null (OpenAI's form for a turn that only
+    # calls tools) with HTTP 500 and a validation error, so a second planning round never ran.
+    def llama_cpp_server(body):
+        if any(m["role"] == "assistant" and m.get("content") is None for m in body["messages"]):
+            return fault_status(500, "1 validation error: messages.1.content Input should be a valid string")
+        if body.get("stream") and body.get("tools") and body.get("tool_choice") == "auto":
+            return fault_empty_stream()
+        if _planner(body):
+            if not any(m["role"] == "tool" for m in body["messages"]):
+                return reply_tool_call("list_agents", {})  # round 1, as the prompt asks
+            return reply_tool_call("create_plan", KNOWLEDGE_PLAN)
+        return reply_text("根据资料[1]，余电上网电量按当地燃煤基准价结算。")
+
+    with ScriptedOpenAIServer(responder=llama_cpp_server) as server:
+        model_env(server)
+        chunks: list[dict] = []
+        with PlanRunner.open(user_id="u", conversation_id="unstreamed") as runner:
+            outcome = runner.run(QUESTION, on_chunk=chunks.append)
+        sent = server.requests
+    assert outcome.plan["context"].get("requirements_by") == "model"  # the model planned
+    assert "离线规划" not in outcome.summary
+    assert [s["status"] for s in outcome.plan["steps"]] == ["completed"]
+    with_tools = [r for r in sent if r.get("tools")]
+    assert with_tools and not any(r.get("stream") for r in with_tools)
+    planning = [r for r in sent if _planner(r)]
+    assert len(planning) == 2 and planning[1]["messages"][-2]["content"] == ""  # list_agents' turn
+    assert any(r.get("stream") and not r.get("tools") for r in sent)  # the summary still streams

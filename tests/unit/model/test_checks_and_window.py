@@ -74,7 +74,8 @@ def test_fitting_drops_earlier_rounds_first_keeps_pairs_and_never_exceeds_the_wi
         ]
     fitted, bound = fit_request(messages, [], 200, 1200, gauge)
     assert gauge.estimate(fitted) + bound <= 1200 and bound == 200
-    assert fitted[:2] == messages[:2] and fitted[-2:] == messages[-2:]
+    assert fitted[0].content.startswith("系统。") and fitted[1:2] == messages[1:2]
+    assert fitted[-2:] == messages[-2:]
     ids = [m.tool_call_id for m in fitted if isinstance(m, ToolMessage)]
     calls = [m.tool_calls[0]["id"] for m in fitted if isinstance(m, AIMessage)]
     assert ids == calls and len(ids) < 5
@@ -92,3 +93,51 @@ def test_the_gauge_learns_the_servers_count():
     before = gauge.estimate(messages)  # CJK at 3 tokens a character until the server says otherwise
     gauge.observe(messages, [], 220)
     assert gauge.estimate(messages) < before and gauge.ratio is not None
+
+
+def _round(n: int, result: str) -> list:
+    call = AIMessage("", tool_calls=[{"name": f"search_{n}", "args": {"q": f"问题{n}"}, "id": f"c{n}"}])
+    return [call, ToolMessage(result, tool_call_id=f"c{n}")]
+
+
+def test_dropped_rounds_are_summarised_in_the_system_prompt_by_tool_and_first_result_line():
+    messages = [SystemMessage("你是助手。"), HumanMessage("余电上网电价怎么定？")]
+    for n in range(5):
+        messages += _round(n, f"第{n}条结果的首行\n" + "很长的正文。" * 80)
+    gauge = TokenGauge()
+    fitted, _ = fit_request(messages, [], 200, 1500, gauge)
+    dropped = 5 - sum(isinstance(m, ToolMessage) for m in fitted)
+    assert dropped >= 1 and gauge.estimate(fitted) + 200 <= 1500
+    systems = [m for m in fitted if isinstance(m, SystemMessage)]
+    assert len(systems) == 1 and fitted[0] is systems[0]  # still exactly one system message
+    prompt = systems[0].content
+    assert prompt.startswith("你是助手。") and f"较早的 {dropped} 轮已省略" in prompt
+    for n in range(dropped):  # each dropped round: its tool, its arguments, its result's first line
+        assert f'search_{n}({{"q": "问题{n}"}}) → 第{n}条结果的首行' in prompt
+    assert "很长的正文" not in prompt  # only first lines
+    kept = [m.tool_calls[0]["name"] for m in fitted if isinstance(m, AIMessage)]
+    assert kept == [f"search_{n}" for n in range(dropped, 5)]  # rounds kept whole are not in the digest
+    assert all(f"search_{n}(" not in prompt for n in range(dropped, 5))
+    # deterministic: the same request is fitted to the same text
+    assert fit_request(messages, [], 200, 1500, TokenGauge())[0] == fitted
+
+
+def test_the_digest_lists_the_newest_dropped_rounds_and_counts_the_rest():
+    from tools.model.window import DIGEST_ROUNDS, digest
+
+    rounds = [_round(n, f"结果{n}") for n in range(DIGEST_ROUNDS + 3)]
+    rounds.append([AIMessage("助手的一段长回答\n第二行")])
+    text = digest(rounds)
+    assert "更早的 4 轮：从略" in text and "search_0(" not in text
+    assert text.splitlines()[-1] == "- 助手：助手的一段长回答"
+    assert '- search_4({"q": "问题4"}) → 结果4' in text
+    assert digest([]) == ""
+
+
+def test_without_a_system_prompt_the_digest_becomes_the_only_system_message():
+    messages = [HumanMessage("问题")]
+    for n in range(4):
+        messages += _round(n, "结果。" * 100)
+    fitted, _ = fit_request(messages, [], 100, 800, TokenGauge())
+    assert isinstance(fitted[0], SystemMessage) and "search_0(" in fitted[0].content
+    assert sum(isinstance(m, SystemMessage) for m in fitted) == 1
