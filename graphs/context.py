@@ -112,6 +112,15 @@ class Context:
         },
     )
 
+    plan_revisions: int = field(
+        default_factory=lambda: int(os.environ.get("PLANGRAPH_PLAN_REVISIONS", "2")),
+        metadata={
+            "description": "With a model: most revisions the model may make to one plan's remaining steps "
+            "(add, drop, reorder) as steps complete (env PLANGRAPH_PLAN_REVISIONS); each completed step is "
+            "reviewed once (one model call, one retry) until the bound is reached. 0 = plans never change."
+        },
+    )
+
     max_request_chars: int = field(
         default_factory=lambda: int(os.environ.get("PLANGRAPH_MAX_REQUEST_CHARS", "8000")),
         metadata={"description": "Longest accepted request in characters (env PLANGRAPH_MAX_REQUEST_CHARS)."},

@@ -1,4 +1,4 @@
-"""The plangraph graph: remember → disclose → planner → executor ⇄ sub-agents / ask_user → finalizer → remember.
+"""The plangraph graph: remember → disclose → planner → executor ⇄ sub-agents / revise_plan / ask_user → finalizer → remember.
 
 `graph` is compiled without a checkpointer for `langgraph.json` (the server brings its own);
 `build_graph()` compiles the same wiring with the caller's checkpointer (and services).
@@ -26,6 +26,7 @@ from nodes.kit.services import ServicesFactory
 from nodes.model_planner import PLANNER_PROMPT
 from nodes.planner import make_planner
 from nodes.remember import make_remember, make_remember_answer
+from nodes.revise_plan import make_revise_plan
 from tools.faults import RETRY_POLICY
 
 __all__ = ["build_graph", "builder", "graph", "make_builder"]
@@ -52,7 +53,15 @@ def make_builder(
         retry_policy=RETRY_POLICY,
         destinations=("executor", END),
     )
-    b.add_node("executor", executor, destinations=(*specs, "ask_user", "finalizer", "executor"))
+    b.add_node(
+        "executor", executor, destinations=(*specs, "revise_plan", "ask_user", "finalizer", "executor")
+    )
+    b.add_node(
+        "revise_plan",
+        make_revise_plan(specs, services),
+        retry_policy=RETRY_POLICY,
+        destinations=("executor",),
+    )
     b.add_node("ask_user", make_ask_user(specs, services), destinations=("executor", "ask_user"))
     b.add_node("finalizer", make_finalizer(services), retry_policy=RETRY_POLICY)
     b.add_node("remember_answer", make_remember_answer(services))

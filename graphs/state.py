@@ -18,16 +18,23 @@ __all__ = ["InputState", "OutputState", "State", "StepInput", "merge_plan"]
 def merge_plan(current: ExecutionPlan | None, update: dict[str, Any] | None) -> ExecutionPlan | None:
     """Reducer for `plan`: a new planId replaces the plan; the same planId patches it.
 
-    A patch carries `planId` and any of `steps` (each matched by `seqNo`; its fields override),
-    `context` (keys override) and `userQuery`. Parallel steps patch different seqNos, so their
-    updates commute. `None` clears the plan. Every status change is checked against the status
-    machine (`tools.plans.status`): an illegal one raises `IllegalTransitionError`.
+    A patch carries `planId` and any of `steps` (each matched by `seqNo`; its fields override;
+    an unknown seqNo adds a step), `dropSteps` (seqNos removed; only steps that have not started,
+    anything else raises ValueError: a revision never loses finished work), `context` (keys
+    override) and `userQuery`. Parallel steps patch different seqNos, so their updates commute.
+    `None` clears the plan. Every status change is checked against the status machine
+    (`tools.plans.status`): an illegal one raises `IllegalTransitionError`.
     """
     if update is None:
         return None
     if current is None or update.get("planId") != current["planId"]:
         return ExecutionPlan(**update)  # type: ignore[typeddict-item]
     by_seq = {step["seqNo"]: dict(step) for step in current["steps"]}
+    for seq in update.get("dropSteps", []):
+        status = by_seq.get(seq, {}).get("status")
+        if status not in (None, "not_started"):
+            raise ValueError(f"step {seq} is {status}; only steps that have not started can be dropped")
+        by_seq.pop(seq, None)
     for patch in update.get("steps", []):
         before: dict[str, Any] = by_seq.get(patch["seqNo"], {})
         if "status" in patch and "status" in before:

@@ -6,10 +6,13 @@ import json
 import logging
 from typing import Any
 
+from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
+from graphs.context import Context, resolve_context
 from graphs.state import State
 from tools.contracts import AgentExecResult, PlanStep
+from tools.plans.revise import to_review
 
 __all__ = ["executor", "ready_steps"]
 
@@ -48,8 +51,12 @@ def _blocked_by_failure(steps: list[PlanStep]) -> list[dict[str, Any]]:
     return patches
 
 
-def executor(state: State) -> Command:
-    """Run every ready step (one wave at a time); then ask about a waiting step; else finish."""
+def executor(state: State, runtime: Runtime[Context] | None = None) -> Command:
+    """Run every ready step (one wave at a time); then ask about a waiting step; else finish.
+
+    With a model and revisions left (`Context.plan_revisions`), steps that completed since the last
+    look go to `revise_plan` first, which may change the remaining steps (nodes/revise_plan.py).
+    """
     plan = state.get("plan")
     if plan is None:
         return Command(goto="finalizer")
@@ -59,6 +66,10 @@ def executor(state: State) -> Command:
     skipped = _blocked_by_failure(plan["steps"])
     if skipped:
         return Command(goto="executor", update={"plan": {"planId": plan["planId"], "steps": skipped}})
+    if runtime is not None:
+        ctx = resolve_context(runtime.context)
+        if ctx.model and to_review(plan, ctx.plan_revisions):
+            return Command(goto="revise_plan")
     ready = ready_steps(plan["steps"])
     if not ready:
         waiting = any(s["status"] == "interrupted" for s in plan["steps"])

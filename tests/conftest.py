@@ -28,10 +28,15 @@ def data_dir(tmp_path, monkeypatch):
 
 @pytest.fixture
 def model_env(data_dir, monkeypatch):
-    """Model mode against a scripted OpenAI-compatible server: `model_env(server, timeout=5, budget=None)`."""
+    """Model mode against a scripted OpenAI-compatible server: `model_env(server, timeout=5, budget=None)`.
 
-    def use(server, timeout: float = 5, budget: int | None = None) -> None:
+    Plan revisions (one model call per completed step, nodes/revise_plan.py) are off unless a test
+    asks for them with `revisions=N`: the other tests script every model call of their runs.
+    """
+
+    def use(server, timeout: float = 5, budget: int | None = None, revisions: int = 0) -> None:
         monkeypatch.setenv("PLANGRAPH_MODEL", "scripted")
+        monkeypatch.setenv("PLANGRAPH_PLAN_REVISIONS", str(revisions))
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "test")
         monkeypatch.setenv("PLANGRAPH_MODEL_TIMEOUT", str(timeout))

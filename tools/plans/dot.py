@@ -52,6 +52,7 @@ __all__ = [
     "internal_plan_to_dot",
     "parse_dot_graph",
     "plan_to_dot",
+    "update_log",
 ]
 
 NodeType = Literal["function", "multiFunction", "confirm"]
@@ -313,8 +314,33 @@ def plan_to_dot(plan: ExecutionPlan) -> str:
         ("userQuery", quote(plan["userQuery"])),
         ("context", quote(_json(plan["context"], "plan context"))),
     ]
+    log = plan["context"].get("revisions") if isinstance(plan["context"], Mapping) else None
+    if log:
+        graph_attrs.append(("epupdatelog", quote(update_log(log))))
     edges = [(d, s["seqNo"]) for s in sorted(plan["steps"], key=lambda s: s["seqNo"]) for d in s["dependsOn"]]
     return _dot(graph_attrs, nodes, edges)
+
+
+_OUTCOMES = {"applied": "已调整", "unchanged": "无需调整", "rejected": "未采用"}
+_CHANGES = (("added", "新增"), ("dropped", "删除"), ("rewired", "调整顺序"), ("rewritten", "改写"))
+
+
+def update_log(entries: list[Mapping[str, Any]]) -> str:
+    """The plan's revision log (`context["revisions"]`) as the `epupdatelog` text, one line per review.
+
+    Written for readers (seeds/003's @epupdatelog@, one markdown list); `dot_to_plan` does not
+    read it back: the plan's `context` holds the entries.
+    """
+    lines = []
+    for n, entry in enumerate(entries, 1):
+        after = "、".join(str(s) for s in entry.get("after", []))
+        changes = "，".join(
+            f"{word} {'、'.join(map(str, entry[key]))}" for key, word in _CHANGES if entry.get(key)
+        )
+        note = " ".join(str(entry.get("note", "")).split())
+        outcome = _OUTCOMES.get(str(entry.get("status")), str(entry.get("status")))
+        lines.append(f"{n}. 步骤 {after} 完成后（{outcome}{'：' + changes if changes else ''}）：{note}")
+    return "\n".join(lines)
 
 
 def _result(node_id: str, text: str) -> AgentExecResult | None:

@@ -46,6 +46,7 @@ __all__ = [
     "ep_update_request",
     "parse_ep_update",
     "reflect_ep",
+    "split_update",
 ]
 
 log = logging.getLogger("plangraph.plan_reflect")
@@ -95,8 +96,12 @@ def _one(pattern: re.Pattern[str], text: str, what: str) -> str:
     return str(found[0])
 
 
-def parse_ep_update(text: str) -> tuple[str, str, InternalPlan]:
-    """The update note, the EP id ("" for a new EP) and the proposed plan from a model's answer."""
+def split_update(text: str) -> tuple[str, str, str]:
+    """The update note, the `*id=` value ("" when absent) and the `*graph=` DOT text of an answer.
+
+    Shared by both plan levels: an agent's EP (`parse_ep_update`) and the agent-level plan
+    (`tools.plans.revise`). Raises PlanUpdateError saying what to fix.
+    """
     if not isinstance(text, str):
         raise PlanUpdateError(f"expected the model's text answer, got {type(text).__name__}")
     note = _one(_LOG, text, "@epupdatelog@").strip()
@@ -109,9 +114,14 @@ def parse_ep_update(text: str) -> tuple[str, str, InternalPlan]:
     graph = _GRAPH.search(body)
     if graph is None:
         raise PlanUpdateError("the @EP@ block has no *graph=digraph G {…} line; add it after *id=")
-    ep_id = ids[0].strip() if ids else ""
+    return note, ids[0].strip() if ids else "", graph.group(1).strip()
+
+
+def parse_ep_update(text: str) -> tuple[str, str, InternalPlan]:
+    """The update note, the EP id ("" for a new EP) and the proposed plan from a model's answer."""
+    note, ep_id, graph = split_update(text)
     try:
-        plan = dot_to_internal_plan(graph.group(1).strip())
+        plan = dot_to_internal_plan(graph)
     except PlanFormatError as err:
         raise PlanUpdateError(f"*graph is not a valid EP: {err}") from None
     if plan.id and ep_id and plan.id != ep_id:
