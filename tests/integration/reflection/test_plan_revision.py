@@ -4,11 +4,17 @@ after a question does not review (or revise) the plan again."""
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import subprocess
+import sys
+import threading
 from dataclasses import replace
 
 from plangraph.runner import PlanRunner
-from tests.support.openai_server import ScriptedOpenAIServer, reply_text, reply_tool_call
+from tests.reliability.s1_kill import cli_env
+from tests.support.openai_server import ScriptedOpenAIServer, fault_garbage_body, reply_text, reply_tool_call
 from tools.plans.dot import InternalNode, dot_to_internal_plan, dot_to_plan, internal_plan_to_dot
 from tools.plans.revise import REVISE_PROMPT, prompt_dot
 
@@ -38,12 +44,12 @@ def _answer(plan: dict, note: str) -> str:
     return f"@epupdatelog@\n{note}\n@epupdatelog@\n@EP@\n*id={plan['planId']}\n*graph={prompt_dot(plan)}@EP@"
 
 
-def _reflect(body: dict):
-    """EP reflection: the report step asks the user once; every other EP stays as it is."""
+def _reflect(body: dict, ask: bool = True):
+    """EP reflection: the report step asks the user once (when `ask`); every other EP stays as it is."""
     ep_id, graph = _EP_IN_PROMPT.search(body["messages"][-1]["content"]).groups()
     ep = dot_to_internal_plan(graph, plan_id=ep_id)
     note = "无需更新"
-    if "「report」" in _system(body) and ep.node("3") is None:
+    if ask and "「report」" in _system(body) and ep.node("3") is None:
         ask = InternalNode(
             id="3", label="确认报告附录", type="confirm", status="待用户输入中", question=QUESTION
         )
@@ -53,7 +59,7 @@ def _reflect(body: dict):
     )
 
 
-def respond_dropping(body: dict):
+def respond_dropping(body: dict, ask: bool = True):
     """Planner: three steps. Revision: drop the sensitivity step once, then keep the plan."""
     if any(t["function"]["name"] == "create_plan" for t in body.get("tools", [])):
         return reply_tool_call("create_plan", PLAN)
@@ -67,7 +73,7 @@ def respond_dropping(body: dict):
             return reply_text(_answer({**plan, "steps": steps}, DROP_NOTE))
         return reply_text(_answer(plan, "无需调整"))
     if "执行计划（EP）维护者" in _system(body):
-        return _reflect(body)
+        return _reflect(body, ask)
     return reply_text("测算与报告已完成。")
 
 
@@ -138,3 +144,69 @@ def test_an_invalid_revision_is_logged_and_the_plan_runs_unchanged(model_env, da
     assert all("node 0 has started (completed) and cannot be removed" in e["note"] for e in log)
     assert len(reviews) == 6  # two attempts each, the second told what was wrong
     assert "cannot be removed" in reviews[1]["messages"][-1]["content"]
+
+
+def test_a_revision_survives_a_kill_and_the_resumed_process_does_not_repeat_it(tmp_path):
+    """The CLI is SIGKILLed while the report step runs (after the revision); `resume` in a new process."""
+    running: dict[str, subprocess.Popen] = {}
+    killed = threading.Event()
+
+    def respond(body: dict):
+        if "「report」" in _system(body) and not killed.is_set():
+            killed.set()
+            os.kill(running["cli"].pid, signal.SIGKILL)
+            return fault_garbage_body()  # nobody reads it
+        return respond_dropping(body, ask=False)
+
+    with ScriptedOpenAIServer([], responder=respond, strict=False) as server:
+        env = {
+            **cli_env(tmp_path / "data"),
+            "PLANGRAPH_MODEL": "scripted",
+            "OPENAI_BASE_URL": server.base_url,
+            "OPENAI_API_KEY": "test",
+            "PLANGRAPH_MODEL_TIMEOUT": "20",
+            "PLANGRAPH_PLAN_REVISIONS": "2",
+        }
+        cli = [sys.executable, "-m", "plangraph.cli"]
+        running["cli"] = subprocess.Popen(
+            [*cli, "run", REQUEST, "--conversation", "k1", "--json"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        assert running["cli"].wait(timeout=240) == -signal.SIGKILL
+        resumed = subprocess.run(
+            [*cli, "resume", "--conversation", "k1", "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
+        shown = subprocess.run(
+            [*cli, "plan", "--conversation", "k1", "--format", "dot"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        requests = server.requests
+    assert resumed.returncode == 0, resumed.stdout[-800:] + resumed.stderr[-800:]
+    reviewed = [re.findall(r"- 步骤 (\d+)（", r["messages"][1]["content"]) for r in _revisions(requests)]
+    assert reviewed == [["0"], ["2"]]  # step 0's revision was made once, before the kill
+    plan = dot_to_plan(shown.stdout)
+    assert [(s["seqNo"], s["status"]) for s in plan["steps"]] == [(0, "completed"), (2, "completed")]
+    assert [(e["after"], e["status"]) for e in plan["context"]["revisions"]] == [
+        ([0], "applied"),
+        ([2], "unchanged"),
+    ]
+
+
+def test_once_the_bound_is_reached_no_more_reviews_are_asked(model_env, data_dir):
+    with ScriptedOpenAIServer([], responder=lambda body: respond_dropping(body, ask=False)) as server:
+        model_env(server, revisions=1)
+        with PlanRunner.open(user_id="u", conversation_id="rev3") as runner:
+            done = runner.run(REQUEST)
+        reviews = _revisions(server.requests)
+    assert [(s["seqNo"], s["status"]) for s in done.plan["steps"]] == [(0, "completed"), (2, "completed")]
+    assert len(reviews) == 1  # the one revision was applied after step 0; step 2 is not reviewed
+    assert [(e["after"], e["status"]) for e in done.plan["context"]["revisions"]] == [([0], "applied")]

@@ -200,3 +200,21 @@ def test_the_dot_carries_the_log_and_reads_back():
     )
     assert dot_to_plan(text) == current
     assert "epupdatelog" not in plan_to_dot(plan())  # no revisions, no attribute: offline DOT as before
+
+
+@pytest.mark.parametrize(
+    ("model", "bound", "goto"),
+    [("", 2, ["sensitivity"]), ("scripted", 0, ["sensitivity"]), ("scripted", 2, "revise_plan")],
+)
+def test_the_executor_reviews_only_with_a_model_and_revisions_left(model, bound, goto, tmp_path):
+    from langgraph.runtime import Runtime
+
+    from graphs.context import Context
+    from nodes.executor import executor
+
+    runtime = Runtime(
+        context=Context(model=model, plan_revisions=bound, conversation_id="c", data_dir=str(tmp_path))
+    )
+    command = executor({"messages": [], "plan": plan()}, runtime)  # type: ignore[arg-type]
+    sent = command.goto if isinstance(command.goto, str) else [s.node for s in command.goto]
+    assert sent == goto
