@@ -15,7 +15,8 @@ AEP — an ExecutionPlan, nodes of type `agent`, graph attributes `planId userQu
     }
 
 The node id is the step's seqNo, `label` its requirement, `toolOutput` its result as JSON ("" for
-none), `context` the plan context as JSON. `question` (an interrupted step's question) and `answer`
+none), `context` the plan context as JSON. A plan the model revised (tools/plans/revise.py) also
+has the graph attribute `epupdatelog`: its revision log, one line per review (`update_log`). `question` (an interrupted step's question) and `answer`
 (the user's answers) are written for readers and not read back: the result and the context hold
 them. `toolCode` is accepted in place of `agentName` (the seed's spelling).
 
