@@ -45,7 +45,7 @@ __all__ = ["REVISE_ATTEMPTS", "make_revise_plan", "review"]
 log = logging.getLogger("plangraph.revise")
 
 REVISE_ATTEMPTS = 2  # the first answer and one corrected answer
-NOTE_CHARS = 500  # longest model note kept in the log
+NOTE_CHARS = 500  # longest model note (or error) kept in the log, which lives in the plan state
 
 
 def review(
@@ -66,12 +66,12 @@ def review(
         try:
             reply = model.invoke(messages)
         except (ModelFaultError, ModelRejectedError) as error:
-            errors.append(f"model call failed: {error}")
+            errors.append(f"model call failed: {error}"[:NOTE_CHARS])
             break
         try:
             revision = parse_plan_update(reply.text, plan, specs, retired_steps(plan))
         except PlanUpdateError as error:
-            errors.append(str(error))
+            errors.append(str(error)[:NOTE_CHARS])
             messages += [
                 AIMessage(content=reply.text),
                 HumanMessage(content=REVISE_FIX_PROMPT.format(error=error)),
