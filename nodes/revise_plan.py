@@ -27,7 +27,6 @@ from nodes.kit.registry import AgentSpec
 from nodes.kit.services import ServicesFactory
 from tools.contracts import ExecutionPlan, StreamChunk
 from tools.faults import ModelFaultError, ModelRejectedError
-from tools.model import call_deadline
 from tools.planning import describe_agents
 from tools.plans.reflect import PlanUpdateError
 from tools.plans.revise import (
@@ -137,6 +136,8 @@ def make_revise_plan(specs: Mapping[str, AgentSpec], services: ServicesFactory):
                 None,
             )
         else:
+            from tools.model import call_deadline  # the model client loads only when a model runs
+
             with call_deadline(time.monotonic() + svc.ctx.model_timeout):  # both attempts together
                 entry, revision = review(model, plan, after, specs)
         patch = _patch(plan, entry, revision)
