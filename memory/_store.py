@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -64,7 +65,7 @@ class Store:
         self._lock = threading.RLock()
         self._depth = 0
         with self._lock:
-            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._wal(busy_timeout)
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.executescript(_SCHEMA)
             columns = {r[1] for r in self._conn.execute("PRAGMA table_info(blocks)")}
@@ -75,6 +76,22 @@ class Store:
                     columns = {r[1] for r in self._conn.execute("PRAGMA table_info(blocks)")}
                     if "pvecs" not in columns:
                         raise
+
+    def _wal(self, busy_timeout: float) -> None:
+        """Switch to WAL, waiting out another process doing the same.
+
+        Two processes opening a new store at once: SQLite answers the second one's journal-mode
+        change with "database is locked" at once, without its busy handler, so it is retried here.
+        """
+        deadline = time.monotonic() + busy_timeout
+        while True:
+            try:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     def close(self) -> None:
         """Close the connection."""
