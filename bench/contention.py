@@ -35,6 +35,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from bench.docblock import write_section
 from bench.gitref import checkout
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -238,14 +239,7 @@ the side-by-side ratio are the robust numbers.
 {table}"""
     print(body)
     if not args.no_write:
-        text = DOC.read_text(encoding="utf-8")
-        block = f"{START}\n{body.strip()}\n{END}"
-        if START in text and END in text:
-            before, rest = text.split(START, 1)
-            text = before + block + rest.split(END, 1)[1]
-        else:
-            text = text.rstrip() + "\n\n" + block + "\n"
-        DOC.write_text(text, encoding="utf-8")
+        write_section(DOC, START, END, body)
 
 
 if __name__ == "__main__":

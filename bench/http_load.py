@@ -29,6 +29,7 @@ from pathlib import Path
 
 import httpx
 
+from bench.docblock import write_section
 from tests.support.offline import OFFLINE_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -165,19 +166,6 @@ def _start_server(data_dir: str, embeddings: str) -> tuple[subprocess.Popen, str
     raise RuntimeError("plangraph serve did not answer /healthz within 60 s")
 
 
-def _write_section(body: str) -> None:
-    """Replace only the text between this bench's markers (read-modify-write, quickly)."""
-    block = f"{START}\n{body.strip()}\n{END}"
-    DOC.parent.mkdir(parents=True, exist_ok=True)
-    text = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
-    if START in text and END in text:
-        before, rest = text.split(START, 1)
-        text = before + block + rest.split(END, 1)[1]
-    else:
-        text = (text.rstrip() + "\n\n" if text.strip() else "") + block + "\n"
-    DOC.write_text(text, encoding="utf-8")
-
-
 def main() -> int:
     """Run the bench and print (and by default write) the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -219,7 +207,7 @@ with concurrency on {cpus} CPUs; `GET /plans` stays fast because turns run on th
 Reproduce: `PYTHONPATH=. .venv/bin/python bench/http_load.py --conversations {args.conversations}`"""
     print(body)
     if not args.no_write:
-        _write_section(body)
+        write_section(DOC, START, END, body)
         print(f"wrote the http-load section of {DOC.relative_to(ROOT)}")
     return 1 if problems else 0
 

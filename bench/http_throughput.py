@@ -27,6 +27,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from bench.docblock import write_section
 from bench.gitref import checkout
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -160,14 +161,7 @@ reach 100 % and the wall times are inflated.
         body += "\n".join(f"| {c} | {p:.1f} % | `{name}` |" for c, p, name in top)
     print(body)
     if not args.no_write:
-        text = DOC.read_text(encoding="utf-8")
-        block = f"{START}\n{body.strip()}\n{END}"
-        if START in text and END in text:
-            before, rest = text.split(START, 1)
-            text = before + block + rest.split(END, 1)[1]
-        else:
-            text = text.rstrip() + "\n\n" + block + "\n"
-        DOC.write_text(text, encoding="utf-8")
+        write_section(DOC, START, END, body)
     return 0 if all("| yes |" in r for r in rows) else 1
 
 
