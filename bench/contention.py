@@ -1,6 +1,6 @@
 """Memory latency and the S1 CLI run, idle and with a CPU burner on one core, this checkout vs a git ref.
 
-    PYTHONPATH=. .venv/bin/python bench/contention.py --ref e2a0da7 [--pairs 500] [--no-write]
+    PYTHONPATH=. .venv/bin/python bench/contention.py --ref e2a0da7 [--pairs 500] [--repeat 3] [--no-write]
 
 For each condition (idle; a `while True: pass` process pinned to CPU 0) and each tree (this
 checkout; `--ref` checked out into a temporary worktree), in one run, interleaved:
@@ -34,9 +34,6 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
-
-from bench.docblock import write_section
-from bench.gitref import checkout
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "benchmarks.md"
@@ -185,6 +182,23 @@ def burner(on: bool):
         proc.wait()
 
 
+def _row(condition: str, name: str, runs: list[tuple[dict[str, Any], dict[str, Any], str, str]]) -> str:
+    """One table row: the median of each column over the passes; load averages as min–max."""
+
+    def med(part: int, key: str) -> float:
+        return statistics.median(float(run[part][key]) for run in runs)
+
+    def span(part: int) -> str:
+        loads = sorted(float(run[part]) for run in runs)
+        return f"{loads[0]:.2f}–{loads[-1]:.2f}" if len(loads) > 1 else f"{loads[0]:.2f}"
+
+    return (
+        f"| {condition} | {name} | {runs[0][0]['backend']} | {med(0, 'embed_p50'):.1f} | {med(0, 'search_p50'):.1f} | "
+        f"{med(0, 'ingest'):.0f} | {med(0, 'load_s'):.1f} | {span(2)} | {med(1, 'first_chunk_s'):.2f} | "
+        f"{med(1, 'first_chunk_cpu_s'):.2f} | {med(1, 'total_s'):.2f} | {med(1, 'cpu_s'):.2f} | {span(3)} |"
+    )
+
+
 def _load() -> str:
     return Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
 
@@ -194,29 +208,34 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ref", required=True, help="the old commit to compare with (e.g. e2a0da7)")
     ap.add_argument("--pairs", type=int, default=500, help="Q&A pairs ingested (2 messages each)")
+    ap.add_argument(
+        "--repeat", type=int, default=3, help="passes over all cells; each cell reports its median"
+    )
     ap.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
     args = ap.parse_args()
+    # Imported here, not at the top: the measuring subprocesses import this module with the old
+    # tree first on sys.path, and an old tree's `bench` package has neither module.
+    from bench.docblock import write_section
+    from bench.gitref import checkout
+
     head = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     )
     new_name = f"this checkout ({head.stdout.strip()})"
-    rows: list[str] = []
+    cells: dict[tuple[str, str], list[tuple[dict[str, Any], dict[str, Any], str, str]]] = {}
     with checkout(args.ref) as old:
         trees = {new_name: ROOT, args.ref: old}
-        for condition in ("idle", "burner on CPU 0"):
-            with burner(condition != "idle"):
-                for name, tree in trees.items():
-                    load_m = _load()
-                    m = run_memory(tree, args.pairs)
-                    load_s = _load()
-                    s = run_s1(tree)
-                    rows.append(
-                        f"| {condition} | {name} | {m['backend']} | {m['embed_p50']:.1f} | {m['search_p50']:.1f} | "
-                        f"{m['ingest']:.0f} | {m['load_s']:.1f} | {load_m} | {s['first_chunk_s']:.2f} | "
-                        f"{s['first_chunk_cpu_s']:.2f} | "
-                        f"{s['total_s']:.2f} | {s['cpu_s']:.2f} | {load_s} |"
-                    )
-                    print(rows[-1], flush=True)
+        for _ in range(args.repeat):  # passes interleave the cells, so a noisy minute hits all of them
+            for condition in ("idle", "burner on CPU 0"):
+                with burner(condition != "idle"):
+                    for name, tree in trees.items():
+                        load_m = _load()
+                        m = run_memory(tree, args.pairs)
+                        load_s = _load()
+                        s = run_s1(tree)
+                        cells.setdefault((condition, name), []).append((m, s, load_m, load_s))
+                        print(condition, name, m, s, load_m, load_s, flush=True)
+    rows = [_row(condition, name, runs) for (condition, name), runs in cells.items()]
     table = "\n".join(
         [
             "| condition | tree | embedder | query embedding p50 ms | search p50 ms | ingest msg/s | model load s | "
@@ -227,10 +246,11 @@ def main() -> None:
     )
     body = f"""## Under contention: memory and the S1 CLI run, idle and with one core busy, vs {args.ref}
 
-Command: `PYTHONPATH=. .venv/bin/python bench/contention.py --ref {args.ref} --pairs {args.pairs}`
+Command: `PYTHONPATH=. .venv/bin/python bench/contention.py --ref {args.ref} --pairs {args.pairs} --repeat {args.repeat}`
 ({platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; {datetime.now():%Y-%m-%d %H:%M}).
 Memory: {args.pairs * 2} messages ingested in one call, 40 searches, 20 query embeddings, default
-embedder of each tree. S1: `plangraph run` with `--answer`, fresh data dir, MiniLM, first chunk =
+embedder of each tree; every cell is the median of {args.repeat} passes (the passes interleave
+all cells). S1: `plangraph run` with `--answer`, fresh data dir, MiniLM, first chunk =
 first `--json` chunk line after process start. "load avg" is the 1-minute load average read just
 before each measurement (memory, then S1); the machine is shared with other sessions, so with a
 load average above 2 the "idle" rows are not idle and wall times are inflated — the CPU column and
