@@ -129,7 +129,7 @@ def summary_rows(conversations: list[Conversation], wall: float) -> list[list[st
     return rows
 
 
-def _start_server(data_dir: str, embeddings: str) -> tuple[subprocess.Popen, str]:
+def _start_server(data_dir: str, embeddings: str, processes: int = 1) -> tuple[subprocess.Popen, str]:
     env = {
         **os.environ,
         **OFFLINE_ENV,
@@ -146,6 +146,8 @@ def _start_server(data_dir: str, embeddings: str) -> tuple[subprocess.Popen, str
     ):
         env.pop(name, None)
     cmd = [sys.executable, "-m", "plangraph.cli", "serve", "--port", "0"]
+    if processes > 1:  # older trees have no --processes
+        cmd += ["--processes", str(processes)]
     proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     for line in proc.stderr:

@@ -1,7 +1,7 @@
 """HTTP throughput: 20 and 50 concurrent S1 conversations through `plangraph serve`, hash and MiniLM.
 
     PYTHONPATH=. .venv/bin/python bench/http_throughput.py [--sizes 20,50] [--embeddings hash,minilm]
-        [--profile] [--no-write]
+        [--processes 1,2] [--ref REF] [--profile] [--no-write]
 
 Each (embeddings, size) cell starts a fresh `plangraph serve` (bench/http_load.py's server and
 driver: S1 → question → resume → report → GET /plans, every result checked against its own
@@ -40,8 +40,24 @@ START, END = "<!-- http-throughput:start -->", "<!-- http-throughput:end -->"
 
 
 def _cpu_of(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU seconds of `pid` and its live descendants (the workers of `--processes`)."""
+    parents: dict[int, int] = {}
+    cpu: dict[int, float] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended while we looked
+            continue
+        child = int(stat.parent.name)
+        parents[child] = int(fields[1])
+        cpu[child] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tree, frontier = {pid}, [pid]
+    while frontier:
+        parent = frontier.pop()
+        kids = [p for p, pp in parents.items() if pp == parent and p not in tree]
+        tree.update(kids)
+        frontier += kids
+    return sum(cpu.get(p, 0.0) for p in tree)
 
 
 def _top(folded: Path, n: int = 15) -> list[tuple[int, float, str]]:
@@ -60,12 +76,12 @@ def _top(folded: Path, n: int = 15) -> list[tuple[int, float, str]]:
     return [(c, 100 * c / max(total, 1), name) for name, c in inclusive.most_common(n)]
 
 
-def cell(embeddings: str, size: int, profile: Path | None, tree: Path = ROOT) -> dict:
+def cell(embeddings: str, size: int, profile: Path | None, tree: Path = ROOT, processes: int = 1) -> dict:
     """One server (run from `tree`), `size` conversations; requests/s, resume p50/p95, CPU utilisation."""
     with tempfile.TemporaryDirectory(prefix="plangraph-throughput-") as data_dir:
         http_load.ROOT = tree  # the server's working directory, first on its sys.path (-m)
         try:
-            proc, base = _start_server(data_dir, embeddings)
+            proc, base = _start_server(data_dir, embeddings, processes)
         finally:
             http_load.ROOT = ROOT
         spy = None
@@ -74,7 +90,7 @@ def cell(embeddings: str, size: int, profile: Path | None, tree: Path = ROOT) ->
             if profile is not None:
                 spy = subprocess.Popen(
                     [str(Path(sys.executable).with_name("py-spy")), "record", "-r", "100", "-f", "raw"]
-                    + ["-o", str(profile), "--pid", str(proc.pid), "--nonblocking"],
+                    + ["-o", str(profile), "--pid", str(proc.pid), "--nonblocking", "--subprocesses"],
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
                 )
@@ -111,6 +127,9 @@ def main() -> int:
     ap.add_argument("--embeddings", default="hash,minilm")
     ap.add_argument("--profile", action="store_true", help="py-spy the server during the first cell")
     ap.add_argument("--ref", help="also serve from this git commit, each cell side by side")
+    ap.add_argument(
+        "--processes", default="1", help="server processes per cell, e.g. 1,2 (this checkout only)"
+    )
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     if args.profile and not shutil.which("py-spy", path=str(Path(sys.executable).parent)):
@@ -127,10 +146,14 @@ def main() -> int:
             trees[args.ref] = stack.enter_context(checkout(args.ref))
         for embeddings in args.embeddings.split(","):
             for size in [int(s) for s in args.sizes.split(",")]:
-                for name, tree in trees.items():
-                    r = cell(embeddings, size, folded if not rows else None, tree)
+                runs = [(name, tree, 1) for name, tree in trees.items()]
+                runs += [(head.stdout.strip(), ROOT, int(p)) for p in args.processes.split(",") if int(p) > 1]
+                if "1" not in args.processes.split(","):
+                    runs = [r for r in runs if r[2] > 1 or r[1] != ROOT]
+                for name, tree, processes in runs:
+                    r = cell(embeddings, size, folded if not rows else None, tree, processes)
                     rows.append(
-                        f"| {name} | {embeddings} | {size} | {'yes' if r['ok'] else 'NO'} | {r['wall']:.1f} | "
+                        f"| {name} | {processes} | {embeddings} | {size} | {'yes' if r['ok'] else 'NO'} | {r['wall']:.1f} | "
                         f"{r['rps']:.2f} | {r['p50']:.2f} | {r['p95']:.2f} | {100 * r['util']:.0f} % | "
                         f"{r['cpu_per_conv']:.2f} | {r['load']} |"
                     )
@@ -139,18 +162,18 @@ def main() -> int:
                         top = _top(folded)
     table = "\n".join(
         [
-            "| tree | embeddings | conversations | all correct | wall s | requests/s | resume→report p50 s | p95 s | "
+            "| tree | processes | embeddings | conversations | all correct | wall s | requests/s | resume→report p50 s | p95 s | "
             "server CPU utilisation | server CPU s per conversation | load avg |",
-            "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+            "|---|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
             *rows,
         ]
     )
     body = f"""## HTTP throughput: 20 and 50 concurrent S1 conversations
 
-Command: `PYTHONPATH=. .venv/bin/python bench/http_throughput.py --sizes {args.sizes} --embeddings {args.embeddings}{" --ref " + args.ref if args.ref else ""}`
+Command: `PYTHONPATH=. .venv/bin/python bench/http_throughput.py --sizes {args.sizes} --embeddings {args.embeddings} --processes {args.processes}{" --ref " + args.ref if args.ref else ""}`
 (commit {head.stdout.strip()}, {os.cpu_count()} CPUs, {datetime.now():%Y-%m-%d %H:%M}). Each row: a fresh
-`plangraph serve`, N conversations at once (S1 → question → resume → report → GET /plans = 3
-requests each). Utilisation = the server's CPU seconds ÷ (wall × CPUs); "load avg" is the 1-minute
+`plangraph serve` (`--processes` as in the column), N conversations at once (S1 → question → resume → report → GET /plans = 3
+requests each). Utilisation = the server's CPU seconds (all its processes) ÷ (wall × CPUs); "load avg" is the 1-minute
 load average when the row started — above 2 other sessions held the cores, so utilisation cannot
 reach 100 % and the wall times are inflated.
 

@@ -184,6 +184,9 @@ class BlockMemory(ReadingMixin):
         state = self._state(namespace)
         # One transaction under the database write lock: no other process appends to the file until
         # COMMIT, so the state caught up here numbers the messages and blocks after everything stored.
+        # The vectors the chunking will need are computed before it, outside the lock.
+        with state.lock:
+            self._vectors.prepare(self._foreseen_texts(state, messages, todo_id))
         with state.lock, self._writing(namespace, state) as conn:
             entries = [self._entry(namespace, m, state, todo_id) for m in messages]
             conn.executemany(
@@ -205,6 +208,28 @@ class BlockMemory(ReadingMixin):
             )
             pieces, state.pending = split_pieces(state.pending + entries, self.settings)
             return self._chunk(namespace, state, pieces)
+
+    def _foreseen_texts(
+        self, state: NamespaceState, messages: Sequence[BaseMessage], todo_id: str | None
+    ) -> list[str]:
+        """The block texts `_chunk` will embed for `messages`, as far as this process can tell.
+
+        No side effects: nothing is numbered or offloaded. A tool result that will be offloaded
+        (its text changes to a preview) and a namespace another process appends to in between
+        make a foreseen text differ from the real one; that text is then embedded under the lock,
+        as before — the forecast only moves work, never changes what is stored.
+        """
+        dry = [
+            Entry(
+                -1,
+                m,
+                _timestamp(m.additional_kwargs.get("created_at")),
+                str(m.additional_kwargs.get("todo_id") or todo_id or "main"),
+            )
+            for m in messages
+        ]
+        pieces, _ = split_pieces(state.pending + dry, self.settings)
+        return [meta.block_text([e.message for e in p]) for p in pieces]
 
     @contextmanager
     def _writing(self, namespace: str, state: NamespaceState) -> Iterator[sqlite3.Connection]:

@@ -15,6 +15,7 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -27,6 +28,7 @@ __all__ = ["VectorIndex", "VectorStoreError", "chroma_client", "vector_key"]
 
 log = logging.getLogger("plangraph.memory")
 T = TypeVar("T")
+RECENT_VECTORS = 256  # texts embedded ahead of a write (`VectorIndex.prepare`), newest kept
 
 
 class VectorStoreError(RuntimeError):
@@ -229,6 +231,8 @@ class VectorIndex:
         self.generation = 0  # +1 each time the directory was lost and reopened (vectors to re-send)
         self._model = re.sub(r"[^A-Za-z0-9]", "", type(embeddings).__name__)[:24] or "emb"
         self._collections: dict[tuple[str, int], Any] = {}
+        self._recent: OrderedDict[str, list[float]] = OrderedDict()  # text -> vector, see `prepare`
+        self._recent_lock = threading.Lock()
         self._counts: dict[tuple[str, int], int] = {}
         self._max_batch: int | None = None
         self._opened = _identity(chroma_dir) if client is not None else None
@@ -308,8 +312,30 @@ class VectorIndex:
         return size
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """Document vectors for `texts`."""
-        return self.embeddings.embed_documents(list(texts)) if texts else []
+        """Document vectors for `texts`; the texts embedded last (see `prepare`) are not embedded again."""
+        if not texts:
+            return []
+        with self._recent_lock:
+            known = {t: self._recent[t] for t in texts if t in self._recent}
+        missing = list(dict.fromkeys(t for t in texts if t not in known))
+        if missing:
+            known.update(zip(missing, self.embeddings.embed_documents(missing), strict=True))
+        return [known[t] for t in texts]
+
+    def prepare(self, texts: Sequence[str]) -> None:
+        """Embed `texts` now and keep their vectors for the next `embed` of the same texts.
+
+        Block memory embeds the texts a write will need before it takes the database's write
+        lock, so that the lock is held for the writes only and not for the model's ~5–50 ms per
+        text: with several turns (or server processes) writing at once, the others waited for it.
+        """
+        vectors = self.embed(texts)
+        with self._recent_lock:
+            for text, vector in zip(texts, vectors, strict=True):
+                self._recent[text] = vector
+                self._recent.move_to_end(text)
+            while len(self._recent) > RECENT_VECTORS:
+                self._recent.popitem(last=False)
 
     def upsert(self, namespace: str, items: Sequence[tuple[str, str, list[float]]]) -> None:
         """Store (block_id, todo_id, vector) items of one namespace."""

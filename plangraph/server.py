@@ -7,8 +7,10 @@ imported only when the server is actually built (`create_app` lives in plangraph
 from __future__ import annotations
 
 import argparse
+import functools
 import ipaddress
 import logging
+import os
 import socket
 import sys
 from typing import TYPE_CHECKING, Any
@@ -20,6 +22,8 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
 
 __all__ = ["configure_serve", "create_app", "run_serve"]
+
+MAX_PROCESSES = 64
 
 
 def create_app(*args: Any, **kwargs: Any) -> FastAPI:
@@ -38,6 +42,42 @@ def configure_serve(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="serve without API keys (loopback addresses only; every caller is one user)",
     )
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=None,
+        help=(
+            "server processes sharing the port (default PLANGRAPH_HTTP_PROCESSES or 1). One process runs "
+            "Python on one core at a time; set this to the number of cores to use them all"
+        ),
+    )
+
+
+def _processes(args: argparse.Namespace) -> int:
+    """`--processes`, else PLANGRAPH_HTTP_PROCESSES, else 1 — checked, with what to do when wrong."""
+    value: object = getattr(args, "processes", None)
+    if value is None:
+        raw = os.environ.get("PLANGRAPH_HTTP_PROCESSES", "").strip()
+        if not raw:
+            return 1
+        try:
+            value = int(raw)
+        except ValueError:
+            raise UserFacingError(
+                f"PLANGRAPH_HTTP_PROCESSES={raw!r} 不是整数：设为 1 到 {MAX_PROCESSES} 之间的进程数（通常等于 CPU 核数）。"
+            ) from None
+    assert isinstance(value, int)
+    if not 1 <= value <= MAX_PROCESSES:
+        raise UserFacingError(
+            f"进程数 {value} 不可用：--processes / PLANGRAPH_HTTP_PROCESSES 取 1 到 {MAX_PROCESSES}（通常等于 CPU 核数）。"
+        )
+    return value
+
+
+def _worker_app(data_dir: str | None, insecure_no_auth: bool) -> FastAPI:
+    """The app of one server process (module level, so that a spawned worker can unpickle it)."""
+    logging.getLogger(ACCESS_LOGGER).setLevel(logging.INFO)  # one line per request, on stderr
+    return create_app(data_dir=data_dir, insecure_no_auth=insecure_no_auth)
 
 
 def _is_loopback(host: str) -> bool:
@@ -55,26 +95,52 @@ def run_serve(args: argparse.Namespace) -> int:
         raise UserFacingError(
             f"--insecure-no-auth 只能用于本机地址（127.0.0.1 / ::1），不能用于 {args.host}。"
         )
+    processes = _processes(args)
+    data_dir = getattr(args, "data_dir", None)
     try:
-        app = create_app(data_dir=getattr(args, "data_dir", None), insecure_no_auth=args.insecure_no_auth)
+        # Built here in every case: a configuration error stops the command before it listens.
+        app = _worker_app(data_dir, args.insecure_no_auth)
     except ValueError as error:
         raise UserFacingError(f"无法启动服务：{error}") from None
+    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+    if processes > 1:
+        return _serve_processes(args, family, processes, data_dir)
     import uvicorn
 
-    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((args.host, args.port))
     except OSError as error:
         sock.close()
-        raise UserFacingError(
-            f"无法监听 {args.host}:{args.port}（{error.strerror}）；换一个 --port。"
-        ) from None
-    host, port = sock.getsockname()[:2]
-    shown = f"[{host}]" if family == socket.AF_INET6 else host
-    print(f"plangraph serve: listening on http://{shown}:{port}", file=sys.stderr, flush=True)
-    logging.getLogger(ACCESS_LOGGER).setLevel(logging.INFO)  # one line per request, on stderr
+        raise _cannot_listen(args, error) from None
+    _print_listening(sock, family, "")
     server = uvicorn.Server(uvicorn.Config(app, log_level="info", access_log=False))
     server.run(sockets=[sock])
     return 0
+
+
+def _cannot_listen(args: argparse.Namespace, error: OSError) -> UserFacingError:
+    return UserFacingError(f"无法监听 {args.host}:{args.port}（{error.strerror}）；换一个 --port。")
+
+
+def _print_listening(sock: socket.socket, family: socket.AddressFamily, suffix: str) -> None:
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    print(f"plangraph serve: listening on http://{shown}:{port}{suffix}", file=sys.stderr, flush=True)
+
+
+def _serve_processes(
+    args: argparse.Namespace, family: socket.AddressFamily, processes: int, data_dir: str | None
+) -> int:
+    """`processes` server processes on one port (plangraph.serve_workers); the address is printed once all listen."""
+    from plangraph.serve_workers import reserve_port, supervise
+
+    try:
+        reserved = reserve_port(args.host, args.port, family)
+    except OSError as error:
+        raise _cannot_listen(args, error) from None
+    factory = functools.partial(_worker_app, data_dir, args.insecure_no_auth)
+    return supervise(
+        reserved, processes, factory, lambda: _print_listening(reserved, family, f" ({processes} processes)")
+    )

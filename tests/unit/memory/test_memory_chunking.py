@@ -1,3 +1,4 @@
+from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from memory import BlockMemory
@@ -94,3 +95,45 @@ def test_big_tool_result_is_offloaded_and_paged(memory: BlockMemory):
     assert memory.load(ref) == big
     assert memory.load(ref, offset=1, limit=4) == "光伏发电"
     assert memory.load(ref.removeprefix("store://"), 0, 1) == "第"
+
+
+class _WatchedEmbeddings(DeterministicFakeEmbedding):
+    """Records, for every text embedded, whether the memory store held its write transaction."""
+
+    store: object = None
+    calls: list = []
+
+    def embed_documents(self, texts):
+        self.calls.append((list(texts), bool(getattr(self.store, "_depth", 0))))
+        return super().embed_documents(texts)
+
+
+def test_blocks_are_embedded_before_the_write_lock_is_taken(tmp_path):
+    # Embedding under the database write lock made every other turn (and server process) that
+    # writes memory wait for the model; the vectors are now computed before the transaction.
+    emb = _WatchedEmbeddings(size=16, calls=[])
+    mem = BlockMemory(tmp_path / "mem", emb)
+    emb.store = mem._store
+    try:
+        mem.add_messages("a_u_c", tool_closure(0, "call_1"))
+        mem.add_messages("a_u_c", tool_closure(5, "call_2", result="第二次"))
+        assert emb.calls and not any(locked for _, locked in emb.calls), emb.calls
+        assert [b["block_id"] for b in mem.list_blocks("a_u_c")] == ["b_main_001", "b_main_002"]
+        assert mem.search("a_u_c", "第二次", k=1)[0].block_id == "b_main_002"
+    finally:
+        mem.close()
+
+
+def test_a_foreseen_text_that_changes_is_embedded_under_the_lock_as_before(tmp_path):
+    # A tool result long enough to be offloaded becomes a preview inside the transaction: the
+    # forecast cannot know its text, so that piece is embedded there (correct, just not early).
+    emb = _WatchedEmbeddings(size=16, calls=[])
+    mem = BlockMemory(tmp_path / "mem", emb)
+    emb.store = mem._store
+    try:
+        mem.add_messages("a_u_c", tool_closure(0, "call_1", result="很长的结果 " * 4000))
+        locked = [texts for texts, held in emb.calls if held]
+        assert len(locked) == 1 and "store://" in locked[0][0]
+        assert mem.list_blocks("a_u_c")[0]["data_ids"]
+    finally:
+        mem.close()
