@@ -22,7 +22,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,7 +156,15 @@ def _start_server(data_dir: str, embeddings: str, processes: int = 1) -> tuple[s
             break
     else:
         raise RuntimeError(f"plangraph serve exited with code {proc.wait()} before listening")
-    threading.Thread(target=proc.stderr.read, daemon=True).start()  # keep the pipe drained
+    tail: deque[str] = deque(maxlen=400)  # the server's last log lines, shown when a run fails
+    proc.log_tail = tail  # type: ignore[attr-defined]
+
+    def drain() -> None:  # keep the pipe drained
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            tail.append(line)
+
+    threading.Thread(target=drain, daemon=True).start()
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:

@@ -96,7 +96,11 @@ def cell(embeddings: str, size: int, profile: Path | None, tree: Path = ROOT, pr
                 )
                 time.sleep(1)
             cpu0 = _cpu_of(proc.pid)
-            conversations, wall = run_load(base, ["bench-key-a", "bench-key-b"], size)
+            try:
+                conversations, wall = run_load(base, ["bench-key-a", "bench-key-b"], size)
+            except Exception:
+                print("".join(getattr(proc, "log_tail", [])), file=sys.stderr)  # the server's side of it
+                raise
             cpu = _cpu_of(proc.pid) - cpu0
         finally:
             if spy is not None:
