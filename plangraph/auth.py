@@ -159,10 +159,12 @@ class SessionStore:
     def __init__(self, path: Path, lifetime: float = 8 * 3600) -> None:
         import sqlite3
 
+        from tools.sqlite_file import use_wal
+
         self.lifetime = lifetime
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        use_wal(self._db)
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS sessions(id TEXT PRIMARY KEY, user TEXT NOT NULL,"
             " key TEXT NOT NULL, expires REAL NOT NULL)"

@@ -129,6 +129,8 @@ def open_checkpointer(data_dir: Path, url: str | None = None) -> Iterator[BaseCh
         )
     from langgraph.checkpoint.sqlite import SqliteSaver
 
+    from tools.sqlite_file import use_wal
+
     path = data_dir / "checkpoints.sqlite"
     timeout = _sqlite_timeout()
     try:
@@ -138,7 +140,7 @@ def open_checkpointer(data_dir: Path, url: str | None = None) -> Iterator[BaseCh
         raise _cannot_open(path, error) from None
     try:
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
+            use_wal(conn, timeout)
             saver = SqliteSaver(conn)
             saver.setup()
         except sqlite3.Error as error:

@@ -3,9 +3,28 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 
-__all__ = ["open_sqlite"]
+__all__ = ["open_sqlite", "use_wal"]
+
+
+def use_wal(db: sqlite3.Connection, timeout: float = 30.0) -> None:
+    """Switch `db` to WAL, waiting out another process doing the same to the same new file.
+
+    SQLite answers a journal-mode change that meets another connection's lock with "database is
+    locked" at once, without its busy handler: two server processes opening a new store together
+    failed a request with a 500 (3 processes × 60 new files: 11 failures before this retry).
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 def open_sqlite(path: str | Path, schema: str) -> sqlite3.Connection:
@@ -17,7 +36,7 @@ def open_sqlite(path: str | Path, schema: str) -> sqlite3.Connection:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     db = sqlite3.connect(path, check_same_thread=False, timeout=30)
-    db.execute("PRAGMA journal_mode=WAL")
+    use_wal(db)
     with db:
         db.executescript(schema)
     return db

@@ -24,6 +24,7 @@ from langchain_core.embeddings import Embeddings
 from tools.kb.corpus import KbPassage
 from tools.kb.loaders import SUPPORTED, KbFileError, load_chunks
 from tools.kb.search import passage_tokens
+from tools.sqlite_file import use_wal
 
 __all__ = ["SHARED", "KbDocument", "KbFileError", "UploadStore", "document_id"]
 
@@ -87,7 +88,7 @@ class UploadStore:
     def __init__(self, folder: Path, collection: Any, embeddings: Embeddings) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(folder / "uploads.sqlite", check_same_thread=False, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        use_wal(self._db)
         self._db.executescript(_SCHEMA)
         self._db.commit()
         self._collection = collection
