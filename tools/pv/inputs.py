@@ -199,7 +199,13 @@ def _load(m: re.Match) -> dict[str, float]:
 # (pattern, handler) in order; each match is blanked so later rules cannot read it again.
 _RULES: tuple[tuple[str, Callable[[re.Match], dict[str, Any]]], ...] = (
     (
-        rf"(?:运维成本|运维费用|运维费|运营成本|运维)[为是:约\s每年]*{_N}\s*(元/wp?|元/瓦|元/kwp?|元/千瓦|万元|万|元)(?:[·./\s]*年)?",
+        # The name, then any short wording without a number ("大概", "每年约", "is about").
+        rf"(?:运维成本|运维费用|运维费|运营成本|运维)[^\d，。,;；\n]{{0,10}}?{_N}\s*(元/wp?|元/瓦|元/kwp?|元/千瓦|万元|万|元)(?:[·./\s]*年)?",
+        _om,
+    ),
+    (
+        # A per-watt amount per year is an O&M cost whatever it is called ("0.05元/W·年"), never capex.
+        rf"{_N}\s*(元/wp?|元/瓦|元/kwp?|元/千瓦)\s*(?:[·./]|每|per)\s*(?:年|year|yr)",
         _om,
     ),
     (

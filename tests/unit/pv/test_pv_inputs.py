@@ -158,3 +158,29 @@ def test_every_place_has_an_english_spelling_that_finds_it():
         assert loc.names_en, loc.name
         found = parse_fields(f"a project in {loc.names_en[0].title()}, please")
         assert found.get("location") == loc.name, (loc.name, loc.names_en)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Wording between the name and the number ("大概", "每年约", "is about") used to hide the
+        # name, and the per-watt amount was then read as the cost per watt (capex 0.05 元/W).
+        ("运维成本大概0.05元/W·年", {"om_yuan_per_w_year": 0.05}),
+        ("运维大概每年0.04元/瓦", {"om_yuan_per_w_year": 0.04}),
+        ("O&M cost is about 0.05 yuan/W per year", {"om_yuan_per_w_year": 0.05}),
+        ("造价3.2元/W，运维成本大概0.05元/W·年", {"capex_yuan_per_w": 3.2, "om_yuan_per_w_year": 0.05}),
+        # A per-watt amount per year is O&M whatever it is called.
+        (
+            "per-watt upkeep of 0.05元/W/年 and capex 3.1元/W",
+            {"capex_yuan_per_w": 3.1, "om_yuan_per_w_year": 0.05},
+        ),
+        # The name does not reach past a clause.
+        ("运维成本不计，造价3元/W", {"capex_yuan_per_w": 3.0}),
+    ],
+)
+def test_om_cost_with_wording_before_its_value_is_not_capex(text, expected):
+    fields = parse_fields(text)
+    assert {k: fields[k] for k in expected} == expected
+    assert "capex_yuan_per_w" in fields or "capex_yuan_per_w" not in expected
+    if "capex_yuan_per_w" not in expected:
+        assert "capex_yuan_per_w" not in fields
