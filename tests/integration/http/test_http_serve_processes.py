@@ -132,9 +132,18 @@ def test_a_conversation_moves_between_processes_and_a_killed_worker_is_replaced(
         os.kill(workers[0], signal.SIGKILL)
         while _alive(workers[0]):  # its socket closes with it; a connection queued there is lost
             time.sleep(0.01)
-        # The other worker keeps answering while the supervisor starts a replacement.
+        # The other worker keeps answering while the supervisor starts a replacement. A connection
+        # the kernel had already queued at the dead worker's socket is reset, as with any server
+        # process that dies: the client retries it (at most once per request here).
+        resets = 0
         for _ in range(20):
-            assert httpx.get(f"{server.url}/healthz", timeout=10).status_code == 200
+            try:
+                status = httpx.get(f"{server.url}/healthz", timeout=10).status_code
+            except httpx.TransportError:
+                resets += 1
+                status = httpx.get(f"{server.url}/healthz", timeout=10).status_code
+            assert status == 200
+        assert resets <= 2
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             now = _workers(server.proc.pid)
