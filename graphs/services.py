@@ -110,9 +110,10 @@ class ServiceHub:
     def memory(self, ctx: Context) -> BlockMemory:
         """The block memory of `ctx.data_dir` (data under `<data_dir>/memory/`)."""
         root = ctx.data_path / "memory"
+        settings = ctx.memory_settings()
         return self._shared(
-            ("memory", root, ctx.embeddings, ctx.embeddings_model, ctx.chroma_url),
-            lambda: BlockMemory(root, embeddings_for(ctx), chroma_url=ctx.chroma_url or None),
+            ("memory", root, ctx.embeddings, ctx.embeddings_model, ctx.chroma_url, *settings.values()),
+            lambda: BlockMemory(root, embeddings_for(ctx), chroma_url=ctx.chroma_url or None, **settings),
         )
 
     def plans(self, ctx: Context) -> PlanStore:
