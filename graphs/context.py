@@ -227,14 +227,6 @@ class Context:
                     f"{name}={getattr(self, name)!r} is out of range; use {valid} (env {env}, or the context field)"
                 )
 
-    def memory_settings(self) -> dict[str, float | int]:
-        """The memory settings this run gives `BlockMemory` (by their `memory.MemorySettings` names)."""
-        return {
-            "compress_at": self.memory_compress_at,
-            "facts_share": self.memory_facts_share,
-            "summary_every": self.memory_summary_every,
-        }
-
     def max_tokens(self, kind: str) -> int:
         """The output bound of a kind of model call: "plan", "step", "summary" or "gist"."""
         return int(getattr(self, f"model_max_tokens_{kind}"))
