@@ -121,6 +121,29 @@ class Context:
         },
     )
 
+    memory_compress_at: float = field(
+        default_factory=lambda: float(os.environ.get("PLANGRAPH_MEMORY_COMPRESS_AT", "0.8")),
+        metadata={
+            "description": "Share of the token budget past which a disclosed window compresses its oldest "
+            "messages into block gists (env PLANGRAPH_MEMORY_COMPRESS_AT; 0 < x <= 1, 1 = only past the "
+            "budget). docs/memory.md, bench/memory_tiers.py."
+        },
+    )
+    memory_facts_share: float = field(
+        default_factory=lambda: float(os.environ.get("PLANGRAPH_MEMORY_FACTS_SHARE", "0.15")),
+        metadata={
+            "description": "Most of a window's token budget the user's long-term facts may take "
+            "(env PLANGRAPH_MEMORY_FACTS_SHARE; 0 <= x < 1)."
+        },
+    )
+    memory_summary_every: int = field(
+        default_factory=lambda: int(os.environ.get("PLANGRAPH_MEMORY_SUMMARY_EVERY", "8")),
+        metadata={
+            "description": "Stale short-term blocks are merged into summary lines every this many new "
+            "blocks of a namespace (env PLANGRAPH_MEMORY_SUMMARY_EVERY; >= 1). bench/memory_tiers.py."
+        },
+    )
+
     max_request_chars: int = field(
         default_factory=lambda: int(os.environ.get("PLANGRAPH_MAX_REQUEST_CHARS", "8000")),
         metadata={"description": "Longest accepted request in characters (env PLANGRAPH_MAX_REQUEST_CHARS)."},
@@ -175,6 +198,34 @@ class Context:
             "shipped ones (env PLANGRAPH_PV_DATA)."
         },
     )
+
+    def __post_init__(self) -> None:
+        """Reject memory settings out of range, naming the setting and its environment variable."""
+        checks = (
+            (
+                "memory_compress_at",
+                "PLANGRAPH_MEMORY_COMPRESS_AT",
+                0 < self.memory_compress_at <= 1,
+                "0 < x <= 1",
+            ),
+            (
+                "memory_facts_share",
+                "PLANGRAPH_MEMORY_FACTS_SHARE",
+                0 <= self.memory_facts_share < 1,
+                "0 <= x < 1",
+            ),
+            (
+                "memory_summary_every",
+                "PLANGRAPH_MEMORY_SUMMARY_EVERY",
+                self.memory_summary_every >= 1,
+                "x >= 1",
+            ),
+        )
+        for name, env, ok, valid in checks:
+            if not ok:
+                raise ValueError(
+                    f"{name}={getattr(self, name)!r} is out of range; use {valid} (env {env}, or the context field)"
+                )
 
     def max_tokens(self, kind: str) -> int:
         """The output bound of a kind of model call: "plan", "step", "summary" or "gist"."""

@@ -110,9 +110,17 @@ class ServiceHub:
     def memory(self, ctx: Context) -> BlockMemory:
         """The block memory of `ctx.data_dir` (data under `<data_dir>/memory/`)."""
         root = ctx.data_path / "memory"
+        tiers = (ctx.memory_compress_at, ctx.memory_facts_share, ctx.memory_summary_every)
         return self._shared(
-            ("memory", root, ctx.embeddings, ctx.embeddings_model, ctx.chroma_url),
-            lambda: BlockMemory(root, embeddings_for(ctx), chroma_url=ctx.chroma_url or None),
+            ("memory", root, ctx.embeddings, ctx.embeddings_model, ctx.chroma_url, *tiers),
+            lambda: BlockMemory(
+                root,
+                embeddings_for(ctx),
+                chroma_url=ctx.chroma_url or None,
+                compress_at=ctx.memory_compress_at,
+                facts_share=ctx.memory_facts_share,
+                summary_every=ctx.memory_summary_every,
+            ),
         )
 
     def plans(self, ctx: Context) -> PlanStore:

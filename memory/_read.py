@@ -11,7 +11,7 @@ from langchain_core.messages import BaseMessage, messages_from_dict
 from memory._search import SearchMixin
 from memory._state import NamespaceState
 from memory._store import Store
-from memory.disclosure import Window, WindowRef, assemble_window
+from memory.disclosure import Window, WindowRef, assemble_window, elsewhere_lines
 from memory.facts import FactStore
 from memory.offload import OffloadStore
 from memory.tokens import count_messages_tokens
@@ -82,23 +82,41 @@ class ReadingMixin(SearchMixin):
         budget_tokens: int,
         system_prompt: str = "",
         current_input: BaseMessage | None = None,
+        todo_id: str | None = None,
     ) -> list[BaseMessage]:
-        """The window one model call sees, within `budget_tokens` (see `memory.disclosure`)."""
-        return self._disclose(namespace, budget_tokens, system_prompt, current_input)[0]["messages"]
+        """The window one model call sees, within `budget_tokens` (see `memory.disclosure`).
+
+        With `todo_id` the window is that sub-task's alone: its blocks' metadata, its newest block
+        and its loose messages. The namespace's other sub-tasks are only named (their ids and
+        newest gists, `elsewhere_lines`), to be searched by id with the memory tools.
+        """
+        return self._disclose(namespace, budget_tokens, system_prompt, current_input, todo_id)[0]["messages"]
 
     def _disclose(
-        self, namespace: str, budget_tokens: int, system_prompt: str, current_input: BaseMessage | None
+        self,
+        namespace: str,
+        budget_tokens: int,
+        system_prompt: str,
+        current_input: BaseMessage | None,
+        todo_id: str | None = None,
     ) -> tuple[Window, int]:
         state = self._state(namespace)
         with state.lock:
             blocks = self.list_blocks(namespace)
             tail = state.tail.block_id if state.tail else None
+            pending = list(state.pending)
+            elsewhere: list[str] = []
+            if todo_id is not None:
+                elsewhere = elsewhere_lines([b for b in blocks if b["todo_id"] != todo_id])
+                blocks = [b for b in blocks if b["todo_id"] == todo_id]
+                tail = blocks[-1]["block_id"] if blocks else None
+                pending = [e for e in pending if e.todo_id == todo_id]
             latest = self.block_messages(namespace, tail) if tail else []
-            loose = [e.message for e in state.pending]
+            loose = [e.message for e in pending]
         window = assemble_window(
             system_prompt, blocks, latest, loose, current_input, budget_tokens, self.settings,
-            outline=self._outline(namespace), standing=self._standing(namespace, budget_tokens),
-            latest_block=tail,
+            outline=self._outline(namespace) if todo_id is None else (),
+            standing=self._standing(namespace, budget_tokens), latest_block=tail, elsewhere=elsewhere,
         )  # fmt: skip
         return window, len(blocks)
 

@@ -11,8 +11,13 @@ are replaced, one unit at a time, by a one-line gist (`memory.metadata.core_sema
 block's id beside it) listed in the system message, until the window is back under that line;
 the messages stay searchable. A window still past the line shows the `list_blocks` hint instead
 of the metadata list. Only when the window exceeds the budget itself do whole units go, oldest
-first, then the gists, and only then are the system prompt and the current input cut. A tool call and its results form one unit, so they are never
-separated.
+first, then the other sub-tasks' lines, then the gists, and only then are the system prompt and
+the current input cut. A tool call and its results form one unit, so they are never separated.
+
+A window scoped to one sub-task (a plan step's `todo_id`, `BlockMemory.disclose(todo_id=…)`)
+holds that sub-task's blocks and messages only; the namespace's other sub-tasks appear as one
+line each (`elsewhere_lines`: id, block count, newest gist), reachable by id through
+`search_block` / `list_blocks`.
 
 A graph node discloses once and keeps only a `WindowRef` (ids, gists and counts) in the
 checkpoint; the model-calling node turns it back into messages with `BlockMemory.window`.
@@ -34,11 +39,14 @@ from memory.types import MemorySettings
 __all__ = [
     "BLOCK_LIST_HEADER",
     "BLOCK_LIST_HINT",
+    "ELSEWHERE_HEADER",
+    "ELSEWHERE_TODOS",
     "GISTS_HEADER",
     "OUTLINE_HEADER",
     "Window",
     "WindowRef",
     "assemble_window",
+    "elsewhere_lines",
     "units",
 ]
 
@@ -48,6 +56,8 @@ BLOCK_LIST_HINT = (
     "再用 search_block 检索；store:// 开头的大段数据用 load 分页读取。"
 )
 OUTLINE_HEADER = "更早对话的概要："
+ELSEWHERE_HEADER = "本对话其他子任务（todo_id）的记忆不在此窗口中；需要时调用 search_block 或 list_blocks 并传入它的 todo_id："
+ELSEWHERE_TODOS = 3  # other sub-tasks named in a scoped window, newest first
 GISTS_HEADER = "以下较早的消息已压缩为摘要（原文可用 search_block 检索）："
 _ROLE = {"human": "用户", "ai": "助手", "tool": "工具"}
 _CUT_NOTE = "\n…（内容过长已截断）"
@@ -118,8 +128,11 @@ def _system_text(
     outline: Sequence[str],
     standing: Sequence[str] = (),
     gists: Sequence[str] = (),
+    elsewhere: Sequence[str] = (),
 ) -> str:
     parts = [p for p in (prompt, "\n".join(standing), _memory_text(blocks, settings, listed, outline)) if p]
+    if elsewhere:
+        parts.append("\n".join([ELSEWHERE_HEADER, *elsewhere]))
     if gists:
         parts.append("\n".join([GISTS_HEADER, *gists]))
     return "\n\n".join(parts)
@@ -160,6 +173,28 @@ def gist_line(unit: Sequence[BaseMessage], block_id: str | None, limit: int = 80
     return f"- {block_id}：{gist}" if block_id else f"- {gist}"
 
 
+def elsewhere_lines(
+    blocks: Sequence[dict[str, Any]], limit: int = ELSEWHERE_TODOS, chars: int = 30
+) -> list[str]:
+    """One line for each of the `limit` sub-tasks of `blocks` (oldest first) with the newest blocks.
+
+    Each names the todo id, its number of blocks and the gist of its newest block.
+    """
+    by_todo: dict[str, list[dict[str, Any]]] = {}
+    last: dict[str, int] = {}
+    for position, block in enumerate(blocks):
+        by_todo.setdefault(str(block["todo_id"]), []).append(block)
+        last[str(block["todo_id"])] = position
+    newest = sorted(by_todo, key=last.__getitem__)[-limit:]
+    lines = []
+    for todo in newest:
+        own = by_todo[todo]
+        gist = " ".join(str(own[-1].get("core_semantic") or "").split())
+        gist = gist if len(gist) <= chars else gist[: chars - 1] + "…"
+        lines.append(f"- {todo}（{len(own)} 块）：{gist}")
+    return lines
+
+
 def _newest(unit_list: list[list[BaseMessage]], max_messages: int) -> list[list[BaseMessage]]:
     kept: list[list[BaseMessage]] = []
     count = 0
@@ -184,13 +219,15 @@ def assemble_window(
     standing: Sequence[str] = (),
     latest_block: str | None = None,
     gists: Sequence[str] = (),
+    elsewhere: Sequence[str] = (),
 ) -> Window:
     """The window (its `count_messages_tokens` never exceeds `budget_tokens`); see the module doc.
 
     `outline` holds short-term summary lines shown under the `list_blocks` hint when there are too
     many blocks to list; `standing` the user's long-term fact lines (already packed to their share
     of the budget); `latest_block` the id of the block `latest` belongs to; `gists` lines of units
-    compressed earlier (when a window is rebuilt from its reference).
+    compressed earlier (when a window is rebuilt from its reference); `elsewhere` the lines naming
+    the namespace's other sub-tasks (a window scoped to one todo).
     """
     current_id = current_input.id if current_input is not None else None
     skip = {current_id} if current_id else set()
@@ -198,9 +235,10 @@ def assemble_window(
     loose_units = _newest(units([m for m in loose if m.id not in skip]), settings.loose_messages)
     listed = allow_block_list
     gist_lines = list(gists)
+    other = list(elsewhere)
 
     def system() -> str:
-        return _system_text(system_prompt, blocks, settings, listed, outline, standing, gist_lines)
+        return _system_text(system_prompt, blocks, settings, listed, outline, standing, gist_lines, other)
 
     def total() -> int:
         msgs = [m for u in latest_units + loose_units for m in u]
@@ -217,6 +255,8 @@ def assemble_window(
         listed = False
     while total() > budget_tokens and (latest_units or loose_units):
         (latest_units if latest_units else loose_units).pop(0)
+    while total() > budget_tokens and other:
+        other.pop(0)
     while total() > budget_tokens and gist_lines:
         gist_lines.pop(0)
     text = system()

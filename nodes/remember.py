@@ -17,6 +17,7 @@ from langgraph.runtime import Runtime
 
 from graphs.context import Context, resolve_context
 from graphs.state import State
+from memory.tokens import MESSAGE_OVERHEAD, count_tokens, truncate
 from nodes.kit.registry import AgentSpec
 from nodes.kit.services import RunServices, ServicesFactory
 from nodes.planner import route_index
@@ -122,15 +123,20 @@ def _summarize_blocks(svc: RunServices, state: State) -> None:
     for agent in agents:
         namespace = svc.namespace(agent)
         try:
-            svc.memory.summarize(namespace, lambda text: _gist(model, text), SUMMARIES_PER_NAMESPACE)
+            svc.memory.summarize(
+                namespace, lambda text: _gist(model, text, svc.ctx.token_budget), SUMMARIES_PER_NAMESPACE
+            )
         except model_errors() as error:  # the model failed: keep the extractive gist
             log.warning("block summaries for %s skipped: %s: %s", namespace, type(error).__name__, error)
             return
 
 
-def _gist(model: BaseChatModel, text: str) -> str:
+def _gist(model: BaseChatModel, text: str, budget: int) -> str:
+    """The model's gist of one block's text; the prompt is cut to the token budget (a block can be long)."""
+    room = budget - count_tokens(SUMMARY_PROMPT) - 2 * MESSAGE_OVERHEAD
     # "nostream": LangGraph keeps this call out of the `messages` stream (Studio's chat view).
     reply = model.invoke(
-        [SystemMessage(SUMMARY_PROMPT), HumanMessage(text[:4000])], config={"tags": ["nostream"]}
+        [SystemMessage(SUMMARY_PROMPT), HumanMessage(truncate(text, max(room, 0)))],
+        config={"tags": ["nostream"]},
     )
     return reply.text

@@ -27,11 +27,14 @@ from nodes.kit.registry import AgentSpec
 from nodes.kit.services import ServicesFactory
 from tools.contracts import ExecutionPlan, StreamChunk
 from tools.faults import ModelFaultError, ModelRejectedError
+from tools.lang import detect_language, pick
 from tools.planning import describe_agents
 from tools.plans.reflect import PlanUpdateError
 from tools.plans.revise import (
     REVISE_FIX_PROMPT,
+    REVISE_FIX_PROMPT_EN,
     REVISE_PROMPT,
+    REVISE_PROMPT_EN,
     PlanRevision,
     parse_plan_update,
     retired_steps,
@@ -53,11 +56,13 @@ def review(
     """Ask `model` to revise `plan` after steps `after` completed: the log entry and the revision to apply.
 
     The revision is None unless it changes the plan. Model faults and invalid answers end in a
-    "rejected" entry carrying the reason; nothing here raises for what the model did.
+    "rejected" entry carrying the reason; nothing here raises for what the model did. The model is
+    asked in the plan's language (the planner's `context["lang"]`, else the request's).
     """
+    lang = str(plan["context"].get("lang") or detect_language(plan["userQuery"]))
     messages: list[BaseMessage] = [
-        SystemMessage(content=REVISE_PROMPT),
-        HumanMessage(content=revision_request(plan, after, describe_agents(specs))),
+        SystemMessage(content=pick(lang, REVISE_PROMPT, REVISE_PROMPT_EN)),
+        HumanMessage(content=revision_request(plan, after, describe_agents(specs), lang)),
     ]
     errors: list[str] = []
     entry: dict[str, Any] = {"after": list(after)}
@@ -73,7 +78,7 @@ def review(
             errors.append(str(error)[:NOTE_CHARS])
             messages += [
                 AIMessage(content=reply.text),
-                HumanMessage(content=REVISE_FIX_PROMPT.format(error=error)),
+                HumanMessage(content=pick(lang, REVISE_FIX_PROMPT, REVISE_FIX_PROMPT_EN).format(error=error)),
             ]
             continue
         entry |= {

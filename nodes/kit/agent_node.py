@@ -93,7 +93,9 @@ def make_agent_node(spec: AgentSpec, services: ServicesFactory):  # noqa: ANN201
             knowledge=svc.knowledge,
             settings=ctx,
             ep=start_ep(spec, plan["planId"], seq, step["result"], plan["context"], results.load),
-            window=lambda prompt, request: svc.agent_window(spec.name, prompt, request),
+            window=lambda prompt, request, budget: svc.agent_window(
+                spec.name, prompt, request, todo_id_of(plan["planId"], seq), budget
+            ),
             previous=previous,
             tools=lambda todo_id: svc.agent_tools(spec.name, todo_id),
             earlier=lambda: svc.todo_tool(
@@ -104,6 +106,7 @@ def make_agent_node(spec: AgentSpec, services: ServicesFactory):  # noqa: ANN201
                 }
             ),
             facts=svc.memory.facts.for_user(ctx.user_id),
+            offload=lambda text: svc.memory.offload(text, svc.namespace(spec.name)),
         )
         log.info(
             "step %s (%s) starting; plan %s%s",

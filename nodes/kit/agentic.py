@@ -13,6 +13,9 @@ Rules the loop keeps by hand (as `nodes.model_planner` does):
   schema, or a tool's own error come back as a ToolMessage with `status="error"` that says what is
   valid; only a bug in a tool raises;
 - each tool call is streamed as a chunk of the step (`StreamChunk.index` = the step's seqNo);
+- every model turn's prompt stays within `Context.token_budget`: the head is disclosed within
+  part of it and earlier turns' tool results give way, oldest first (`nodes.kit.agentic_prompt`);
+  a result longer than a preview is kept whole in the offload store (`store://` id, `load`);
 - bounds: `Context.agent_max_turns` model turns and `Context.agent_step_tokens` tokens per step
   (prompt + reply, summed; the reply's usage when the endpoint reports it, else counted); a model
   that keeps calling tools stops at the bound with `stop="exhausted"` and the agent answers on its
@@ -49,7 +52,8 @@ from langgraph.runtime import Runtime
 from pydantic import ValidationError
 from typing_extensions import TypedDict
 
-from memory.tokens import count_message_tokens, count_messages_tokens
+from memory.tokens import count_message_tokens, count_messages_tokens, count_tokens
+from nodes.kit.agentic_prompt import PREVIEW_TOKENS, REF_KEY, fit_turn
 from nodes.model_planner import PlanningFailedError, stream_model
 from tools.faults import model_errors, transient_errors
 from tools.lang import pick
@@ -95,7 +99,9 @@ class LoopRun:
     """What one step's loop works with: the runtime context of `AGENT_LOOP` (never checkpointed).
 
     `head` is the prompt before the loop's own messages (the agent's single system message, its
-    disclosed memory window and the request); `emit` streams a chunk of the step.
+    disclosed memory window and the request); `emit` streams a chunk of the step. `budget` bounds
+    each turn's prompt (0: unbounded); `offload(text)` stores a long tool result whole and returns
+    its `store://` id (None: results are only cut).
     """
 
     model: BaseChatModel
@@ -105,6 +111,8 @@ class LoopRun:
     max_tokens: int = 24000
     emit: Callable[[str], None] = field(default=lambda text: None)
     language: str = "zh"  # of the notices it streams (the request's language)
+    budget: int = 0
+    offload: Callable[[str], str] | None = None
 
     def tool(self, name: str) -> BaseTool | None:
         """The bound tool called `name` (ask_user included), or None."""
@@ -137,7 +145,7 @@ def _model(state: LoopState, runtime: Runtime[LoopRun]) -> dict[str, Any]:
     run = runtime.context
     if state["turns"] >= run.max_turns:
         return {"stop": "exhausted", "reason": f"model turns reached the limit of {run.max_turns}"}
-    prompt = [*run.head, *state["messages"]]
+    prompt = fit_turn(run.head, state["messages"], run.budget)
     estimate = count_messages_tokens(prompt)
     if state["tokens"] + estimate > run.max_tokens:
         return {
@@ -219,15 +227,19 @@ def _tools(state: LoopState, runtime: Runtime[LoopRun]) -> dict[str, Any]:
             else:
                 asking = (call_id, question)
         else:
-            out.append(_invoke(tool, call))
+            out.append(_invoke(tool, call, run.offload))
     update: dict[str, Any] = {"messages": out}
     if asking is not None:
         update.update(stop="asking", question=asking[1], pending=asking[0], asked=[*asked, asking[1]])
     return update
 
 
-def _invoke(tool: BaseTool, call: Any) -> ToolMessage:
-    """Run one tool call; a schema mismatch becomes an error ToolMessage showing the schema."""
+def _invoke(tool: BaseTool, call: Any, offload: Callable[[str], str] | None = None) -> ToolMessage:
+    """Run one tool call; a schema mismatch becomes an error ToolMessage showing the schema.
+
+    A result longer than a preview is offloaded whole (its id in `additional_kwargs["ref"]`), so
+    the cut that a later turn's prompt makes (`fit_turn`) names where it is.
+    """
     try:
         result = tool.invoke({**call, "type": "tool_call"})
     except ValidationError as error:
@@ -242,10 +254,13 @@ def _invoke(tool: BaseTool, call: Any) -> ToolMessage:
     text: str = message.text
     if message.status == "error" and not text.startswith("Error:"):
         message.content = text = f"Error: {text}"
+    long = offload is not None and message.status != "error" and count_tokens(text) > PREVIEW_TOKENS
+    ref = offload(text) if long and offload is not None else None
+    if ref is not None:
+        message.additional_kwargs[REF_KEY] = ref
     if len(text) > TOOL_OUTPUT_CHARS:
-        message.content = (
-            f"{text[:TOOL_OUTPUT_CHARS]}\n…（结果过长，已截断 {len(text) - TOOL_OUTPUT_CHARS} 个字符）"
-        )
+        where = f"全文存于 {ref}，用 load 分页读取" if ref else "可缩小查询范围再调用"
+        message.content = f"{text[:TOOL_OUTPUT_CHARS]}\n…（结果过长，已截断 {len(text) - TOOL_OUTPUT_CHARS} 个字符；{where}）"
     message.name = tool.name
     return message
 

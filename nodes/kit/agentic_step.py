@@ -9,8 +9,11 @@ deterministic workflow otherwise. The step's outcome:
 - exhausted (a bound, or a model error that is not transient) → the agent's offline path, with
   the reason streamed and kept in the result's `context["agentic"]`.
 
-The loop's complete tool-call closures are written to the agent's memory under the step's
-`todo_id`, so a later step finds them with `search_block(todo_id=…)`.
+The loop's head is the step's window scoped to its `todo_id` (its own blocks only; the agent's
+other sub-tasks named by id) within `HEAD_SHARE` of the token budget; every turn's prompt stays
+within the budget (`nodes.kit.agentic_prompt`). The loop's complete tool-call closures are
+written to the agent's memory under the step's `todo_id`, so a later step finds them with
+`search_block(todo_id=…)` or `search_todo`.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from collections.abc import Callable, Sequence
 from langchain_core.tools import BaseTool
 
 from nodes.kit.agentic import LoopRun, LoopState, closures, resume_messages, run_loop, saved_loop
+from nodes.kit.agentic_prompt import HEAD_SHARE
 from nodes.kit.step import StepContext
 from tools.contracts import AgentExecResult
 from tools.lang import pick
@@ -62,11 +66,13 @@ def run_agentic(
     run = LoopRun(
         model=ctx.model,
         tools=[*tools, *step_tools(ctx)],
-        head=ctx.prompt(system_prompt, ctx.requirement),
+        head=ctx.prompt(system_prompt, ctx.requirement, int(ctx.settings.token_budget * HEAD_SHARE)),
         max_turns=ctx.settings.agent_max_turns,
         max_tokens=ctx.settings.agent_step_tokens,
         emit=ctx.emit,
         language=ctx.language,
+        budget=ctx.settings.token_budget,
+        offload=ctx.offload,
     )
     state = run_loop(run, start)
     stats = {"turns": state["turns"], "tokens": state["tokens"], "stop": state["stop"]}

@@ -74,14 +74,27 @@ class RunServices:
         """The agent's memory in this run's conversation."""
         return BlockAgentMemory(self.memory, self.namespace(agent_name))
 
-    def agent_window(self, agent_name: str, system_prompt: str, request: str) -> list[BaseMessage]:
+    def agent_window(
+        self,
+        agent_name: str,
+        system_prompt: str,
+        request: str,
+        todo_id: str | None = None,
+        budget: int | None = None,
+    ) -> list[BaseMessage]:
         """The disclosed window for one model call of `agent_name`, ending with `request`.
 
         Exactly one SystemMessage (`system_prompt` + block metadata or a `list_blocks` hint), the
-        agent's latest block and loose messages, then `request` — within the token budget.
+        agent's latest block and loose messages, then `request` — within `budget` tokens (default
+        the run's token budget). With `todo_id` (a plan step) only that sub-task's blocks and
+        messages: the agent's other sub-tasks are named by id, to search with the memory tools.
         """
         return self.memory.disclose(
-            self.namespace(agent_name), self.ctx.token_budget, system_prompt, HumanMessage(content=request)
+            self.namespace(agent_name),
+            self.ctx.token_budget if budget is None else budget,
+            system_prompt,
+            HumanMessage(content=request),
+            todo_id=todo_id,
         )
 
     def agent_tools(self, agent_name: str, todo_id: str | None = None) -> list[BaseTool]:

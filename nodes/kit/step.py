@@ -81,7 +81,8 @@ class StepContext:
     result's `context["ep"]` as DOT; with a `model` as well, the model may refresh it after each
     tool call (reflection mode, see `nodes.kit.ep`). `facts` are the user's long-term facts
     (`memory.facts`, written by `nodes.standing`); a fact the step applies is named in the
-    result (`use_fact`), so nothing is used silently.
+    result (`use_fact`), so nothing is used silently. `offload(text)` keeps a long text in the
+    agent's offload store and returns its `store://` id (what its `load` tool reads).
     """
 
     plan_id: str
@@ -101,12 +102,13 @@ class StepContext:
     knowledge: Callable[[], KnowledgeIndex] | None = None
     settings: Context = field(default_factory=lambda: Context(conversation_id="test"))
     ep: EPTracker | None = None
-    window: Callable[[str, str], list[BaseMessage]] | None = None
+    window: Callable[[str, str, int | None], list[BaseMessage]] | None = None
     previous: AgentExecResult | None = None
     tools: Callable[[str | None], list[BaseTool]] | None = None
     earlier: Callable[[], BaseTool | None] | None = None
     facts: Sequence[Fact] = ()
     facts_used: list[tuple[Fact, bool]] = field(default_factory=list)
+    offload: Callable[[str], str] | None = None
 
     @property
     def todo_id(self) -> str:
@@ -118,16 +120,17 @@ class StepContext:
         answers = self.plan_context.get("answers", {}).get(str(self.seq_no), [])
         return str(answers[-1]) if answers else ""
 
-    def prompt(self, system_prompt: str, request: str) -> list[BaseMessage]:
+    def prompt(self, system_prompt: str, request: str, budget: int | None = None) -> list[BaseMessage]:
         """Messages for one model call of this agent, ending with `request`.
 
-        Its disclosed memory window (one system message, latest block, loose messages, then
-        `request`, within the token budget), or just the system prompt and `request` when the
-        step runs without block memory.
+        Its disclosed memory window scoped to this step's todo (one system message, the todo's
+        latest block and loose messages, then `request`, within `budget` tokens, default the
+        run's token budget), or just the system prompt and `request` when the step runs without
+        block memory.
         """
         if self.window is None:
             return [SystemMessage(system_prompt), HumanMessage(request)]
-        return self.window(system_prompt, request)
+        return self.window(system_prompt, request, budget)
 
     def fact(self, key: str) -> Fact | None:
         """The user's long-term fact under `key` that applies to this agent (its scope), or None."""

@@ -36,7 +36,9 @@ from tools.plans.reflect import PlanUpdateError, split_update
 
 __all__ = [
     "REVISE_FIX_PROMPT",
+    "REVISE_FIX_PROMPT_EN",
     "REVISE_PROMPT",
+    "REVISE_PROMPT_EN",
     "PlanRevision",
     "parse_plan_update",
     "prompt_dot",
@@ -61,6 +63,25 @@ agentName 只能取给出的智能体；边 a -> b 表示 b 依赖 a，不能成
 @EP@"""
 
 REVISE_FIX_PROMPT = "你输出的计划调整无法应用：{error}。请修正后按同样的格式重新输出完整的两部分内容。"
+REVISE_PROMPT_EN = """You revise the plan of a multi-agent system. After each completed step, decide whether the
+remaining plan (AEP) should change: add steps, drop steps no longer needed, or reorder them through dependsOn.
+Rules: nodes with status 完成 (done), 运行中 (running), 待用户输入中 (waiting for the user) or 失败 (failed)
+must stay exactly as they are (same label, agentName and edges; never removed);
+every other node you write has status 待初始化 or 待运行 (the framework sets statuses); a new node takes a
+number never used before; agentName must be one of the given agents; an edge a -> b means b depends on a,
+no cycles; write toolOutput as "". Write labels in the user's language.
+If nothing needs to change, output the current plan unchanged and write "no change" in @epupdatelog@.
+Output exactly two parts:
+@epupdatelog@
+{what you changed and why}
+@epupdatelog@
+@EP@
+*id=<planId>
+*graph=digraph G { … }
+@EP@"""
+REVISE_FIX_PROMPT_EN = (
+    "Your plan revision cannot be applied: {error}. Fix it and output both parts again, in the same format."
+)
 
 _NOT_STARTED = "not_started"
 
@@ -108,23 +129,40 @@ def prompt_dot(plan: ExecutionPlan) -> str:
     )
 
 
-def revision_request(plan: ExecutionPlan, after: Sequence[int], agents: Iterable[Mapping[str, Any]]) -> str:
-    """The user message of a revision call: what just finished, what the agents do, the plan."""
+def revision_request(
+    plan: ExecutionPlan, after: Sequence[int], agents: Iterable[Mapping[str, Any]], lang: str = "zh"
+) -> str:
+    """The user message of a revision call: what just finished, what the agents do, the plan.
+
+    `lang` ("zh" or "en") is the language of its headings (the request's; the DOT stays as it is).
+    """
+    en = lang == "en"
     by_seq = {s["seqNo"]: s for s in plan["steps"]}
     done = []
     for seq in after:
         step = by_seq[seq]
-        output = step["result"]["output"] if step["result"] else ""
-        done.append(f"- 步骤 {seq}（{step['agentName']}）完成：{' '.join(str(output).split())[:300]}")
-    agent_lines = [f"- {a['name']}：{' '.join(str(a.get('description', '')).split())[:160]}" for a in agents]
+        output = " ".join(str(step["result"]["output"] if step["result"] else "").split())[:300]
+        agent = step["agentName"]
+        done.append(
+            f"- step {seq} ({agent}) completed: {output}" if en else f"- 步骤 {seq}（{agent}）完成：{output}"
+        )
+    sep = ": " if en else "："
+    agent_lines = [
+        f"- {a['name']}{sep}{' '.join(str(a.get('description', '')).split())[:160]}" for a in agents
+    ]
+    heads = (
+        ("The user's request: ", "Steps just completed:", "Available agents:", "Current plan (*id={}):")
+        if en
+        else ("用户的需求：", "刚完成的步骤：", "可用的智能体：", "当前计划（*id={}）：")
+    )
     return "\n".join(
         [
-            f"用户的需求：{plan['userQuery']}",
-            "刚完成的步骤：",
+            f"{heads[0]}{plan['userQuery']}",
+            heads[1],
             *done,
-            "可用的智能体：",
+            heads[2],
             *agent_lines,
-            f"当前计划（*id={plan['planId']}）：",
+            heads[3].format(plan["planId"]),
             prompt_dot(plan).strip(),
         ]
     )

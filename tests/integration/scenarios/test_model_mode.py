@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from plangraph.runner import PlanRunner, UserFacingError
@@ -90,7 +88,11 @@ def test_dead_model_endpoint_is_a_clear_error_and_keeps_state(model_env, data_di
             assert state.next == ("planner",)  # the request is kept; `plangraph resume` retries it
 
 
-def test_the_knowledge_model_call_sees_its_disclosed_memory_window(model_env, data_dir, monkeypatch):
+def test_the_knowledge_model_call_sees_its_own_todos_window_and_names_earlier_ones(
+    model_env, data_dir, monkeypatch
+):
+    from memory.disclosure import ELSEWHERE_HEADER
+    from nodes.kit.step import todo_id_of
     from tools.kb.answer import KB_ANSWER_PROMPT
 
     monkeypatch.setenv("PLANGRAPH_TOKEN_BUDGET", "1500")
@@ -103,18 +105,20 @@ def test_the_knowledge_model_call_sees_its_disclosed_memory_window(model_env, da
     with ScriptedOpenAIServer([], responder=respond) as server:
         model_env(server)
         with PlanRunner.open(user_id="u", conversation_id="kbw") as runner:
-            runner.run("分布式光伏余电上网电价怎么定？")
+            earlier = runner.run("分布式光伏余电上网电价怎么定？")
             runner.run("那户用光伏可以选择哪些上网模式？")
         answers = [r for r in server.requests if r["messages"][0]["content"].startswith(KB_ANSWER_PROMPT)]
     assert len(answers) == 2
-    first, second = ([json.dumps(m, ensure_ascii=False) for m in body["messages"]] for body in answers)
     for body in answers:
         assert len(_role(body, "system")) == 1
         assert body["messages"][-1]["role"] == "user" and "检索内容" in body["messages"][-1]["content"]
-    assert not any("分布式光伏余电上网电价怎么定" in c for c in first[:-1])  # nothing earlier yet
-    # the earlier exchange, from memory: verbatim, or as its gist in the system message when the
-    # window would pass 80 % of the budget (the retrieved sources are long; memory/disclosure.py)
-    assert any("分布式光伏余电上网电价怎么定" in c for c in second[:-1])
+        # the step's window is its own todo's (issue 13: sub-task isolation); nothing in it yet
+        assert [m["role"] for m in body["messages"]] == ["system", "user"]
+    # the earlier step (another todo of the same agent) is named by id, to be searched with the tools
+    todo0 = todo_id_of(earlier.plan["planId"], 0)
+    assert ELSEWHERE_HEADER not in answers[0]["messages"][0]["content"]
+    second = answers[1]["messages"][0]["content"]
+    assert ELSEWHERE_HEADER in second and f"- {todo0}（" in second
     from tests.support.openai_server import count_tokens
 
     assert all(
