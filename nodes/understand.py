@@ -62,7 +62,9 @@ VALUES_CLAUSE_FLOOR = 10.0  # a clause stating input values ("杭州工商业500
 TEMPLATE_CLOSENESS = 0.7  # a template is used when one of its texts says nearly what the request says
 TERM_SHARE = 0.7  # a single word names an agent when that agent holds this share of the word's use
 RIVAL_SHARE = 0.8  # a corpus agent scoring this share of the chosen agent's score is asked too
-DOMAIN_SHARE = 0.6  # a request no agent's words matched is the corpus's when this share of its words are known
+DOMAIN_SHARE = (
+    0.6  # a request no agent's words matched is the corpus's when this share of its words are known
+)
 _SPLIT = re.compile(
     r"[，,。；;！!？?\n、：:]|然后|接着|之后|随后|最后|顺便|另外|并且|同时|以及|再(?=[做看算出给生帮反分导画])"
     r"|\b(?:then|and then|also|plus|afterwards|finally)\b",

@@ -23,7 +23,7 @@ def test_a_declared_term_is_cut_out_whole_and_memory_keeps_its_own_cut():
 
 def test_a_long_term_also_yields_its_words_and_context_still_decides():
     segmenter = TermTokenizer(["分布式光伏", "户用"])
-    assert segmenter.tokenize("分布式光伏并网") [:3] == ["分布式光伏", "分布式", "光伏"]
+    assert segmenter.tokenize("分布式光伏并网")[:3] == ["分布式光伏", "分布式", "光伏"]
     # a term inside other words is not forced: 用户 + 用电, not 用 + 户用 + 电
     assert segmenter.tokenize("用户用电量") == tokenize("用户用电量")
 
