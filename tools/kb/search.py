@@ -92,7 +92,9 @@ class HybridRanker:
 
     def query_terms(self, query: str) -> list[str]:
         """The topic terms of `query` (question words dropped, order kept, no duplicates)."""
-        terms = (t for t in self._segmenter.tokenize(query) if t not in QUESTION_WORDS)
+        # both cuts: the corpus's terms whole (绿证), and jieba's own pieces as the passages hold them
+        cuts = [*self._segmenter.tokenize(query), *tokenize(query)]
+        terms = (t for t in cuts if t not in QUESTION_WORDS)
         # A lone character the corpus never uses ("定" in "怎么定") is grammar, not topic.
         return list(dict.fromkeys(t for t in terms if len(t) > 1 or t in self._idf))
 
