@@ -83,9 +83,9 @@ class TermTokenizer:
             for word in self.cut(run.group()):
                 if word in self.terms:
                     tokens.append(word)
-                    tokens.extend(part for part in tokenize(word) if len(part) > 1 and part != word)
+                    tokens.extend(part for part in _memory_cut(word) if len(part) > 1 and part != word)
                 else:
-                    tokens.extend(tokenize(word))
+                    tokens.extend(_memory_cut(word))
             pos = run.end()
         tokens.extend(tokenize(lowered[pos:]))
         return tokens
@@ -97,14 +97,25 @@ class TermTokenizer:
     def _cutter(self) -> Any:
         with self._lock:
             if self._jieba is None:
-                from memory._jieba_freq import jieba_tokenizer
+                import jieba
 
-                cutter = jieba_tokenizer()  # its own instance: the one memory uses is not touched
-                cutter.FREQ = _Overlay(cutter.FREQ)
+                from memory.text import _jieba as memory_jieba
+
+                # a tokenizer of its own over the counts memory's reads from disk (read, never
+                # written: the terms live in the overlay), so both share what they have looked up
+                base = memory_jieba()
+                cutter = jieba.Tokenizer()
+                cutter.FREQ, cutter.total, cutter.initialized = _Overlay(base.FREQ), base.total, True
                 for term in sorted(self.terms):
                     cutter.add_word(term)
                 self._jieba = cutter
             return self._jieba
+
+
+@lru_cache(maxsize=16384)
+def _memory_cut(word: str) -> tuple[str, ...]:
+    """Memory's tokens of one word (its stop words dropped), once per word."""
+    return tuple(tokenize(word))
 
 
 @lru_cache(maxsize=8)
