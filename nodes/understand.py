@@ -249,7 +249,9 @@ def _named(
                 found = _about_the_project(words, found, query, specs, index)
             named = [found] if found else []
             if found and not negated and _is_question(clause) and not _inputs_stated(clause, specs):
-                alternative = alternative or _corpus_rival(words, found, specs, index)
+                # a question beside a whole project is about that project, not the corpus's topic
+                if not _complete_project(query, specs):
+                    alternative = alternative or _corpus_rival(words, found, specs, index)
             if not named and not negated and not _is_question(clause):
                 named = _complete_project(clause, specs)  # "a 600 kW commercial plant in Hefei"
         # a question on a corpus's topics (the knowledge base's) names no further work by single words

@@ -191,3 +191,13 @@ def test_a_question_in_the_domain_goes_to_the_knowledge_base_even_unanswered():
     assert _plan("逆变器和组件的质保一般多少年") == [("knowledge", [])]
     for text in ("公司年假怎么休", "What's the weather like in Hangzhou this weekend?", "推荐一本好看的小说"):
         assert understand(text, SPECS, INDEX, InMemoryResults()).steps == [], text
+
+
+def test_a_question_beside_a_whole_project_is_about_that_project():
+    found = understand(
+        "For a 3 MW C&I rooftop in Jinan, what would the IRR and payback period be?",
+        SPECS,
+        INDEX,
+        InMemoryResults(),
+    )
+    assert [s["agentName"] for s in found.steps] == ["pv_calc"] and found.alternative == ""
