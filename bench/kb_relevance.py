@@ -35,6 +35,7 @@ SETS = {
     "en": DATA / "english_questions.jsonl",
     "zh": DATA / "chinese_questions.jsonl",
     "en-lay": DATA / "english_paraphrases.jsonl",  # in everyday words the notes do not use
+    "zh-lay": DATA / "chinese_paraphrases.jsonl",  # the same in Chinese
 }
 COVERAGE = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7)
 VECTOR = (0.6, 0.7, 0.8, 0.9, 1.01)  # 1.01: vectors never decide relevance alone

@@ -24,6 +24,7 @@ from nodes.routing import Route, RouteIndex
 from nodes.standing import acknowledge, leftover
 from nodes.understand import Understanding, language, understand, value_words
 from tools.planning import new_plan, validate_steps
+from tools.segment import declared_terms
 
 __all__ = [
     "EMPTY_REQUEST",
@@ -53,13 +54,16 @@ def latest_request(state: State) -> str:
 def candidates(
     specs: Mapping[str, AgentSpec], templates: Sequence | None = None, extra_dirs: str = ""
 ) -> list[Route]:
-    """Workflow templates (shipped + `extra_dirs`, unless given) then single agents (with their vocabulary)."""
+    """Workflow templates (shipped + `extra_dirs`, unless given) then single agents (with their vocabulary).
+
+    A template's name is a text of its own ("光伏测算报告"): a request that names the workflow asks for it.
+    """
     if templates is None:
         from tools.plans.workflows import load_templates
 
         templates = load_templates(agents=set(specs), extra=extra_dirs)
     found = [
-        Route(t.name, (f"{t.name} {t.description}", *t.examples), tuple(dict(s) for s in t.steps))
+        Route(t.name, (t.name, t.description, *t.examples), tuple(dict(s) for s in t.steps))
         for t in templates
     ]
     found += [
@@ -77,8 +81,16 @@ def candidates(
 def route_index(
     specs: Mapping[str, AgentSpec], templates: Sequence | None = None, extra_dirs: str = ""
 ) -> RouteIndex:
-    """The routing index over `candidates`, with the agents' value words left out of matching."""
-    return RouteIndex(candidates(specs, templates, extra_dirs), is_value=value_words(specs))
+    """The routing index over `candidates`, with the agents' value words left out of matching.
+
+    Texts are segmented with the terms the agents declare: the items of their vocabulary's lists
+    (the knowledge base's tags) and the choices of their inputs ("工商业", "户用").
+    """
+    declared = [text for s in specs.values() if s.offline and s.vocabulary for text in s.vocabulary()]
+    declared += [c for s in specs.values() for f in (*s.inputs, *s.answer_fields) for c in f.choices]
+    return RouteIndex(
+        candidates(specs, templates, extra_dirs), is_value=value_words(specs), terms=declared_terms(declared)
+    )
 
 
 def route_offline(

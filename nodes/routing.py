@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from snowballstemmer.english_stemmer import EnglishStemmer
 
 from memory.bm25 import IncrementalBM25
-from memory.text import QUESTION_WORDS, tokenize
+from memory.text import QUESTION_WORDS
+from tools.segment import term_tokenizer
 
 __all__ = ["Route", "RouteIndex", "best_candidate"]
 
@@ -40,11 +41,20 @@ class RouteIndex:
     negative for common terms. `is_value(term)` tells which words are values rather than work
     ("杭州", "commercial", "500kw"): they are left out of what a request is matched on, so an
     example that happens to name a city does not make every question about that city its work.
+    `terms` are the words the agents declare (a knowledge base's tags, the values of their inputs):
+    texts and requests are segmented with them (`tools.segment`), so "换成户用" holds the word 户用,
+    not the characters 户 and 用.
     """
 
-    def __init__(self, routes: Sequence[Route], is_value: Callable[[str], bool] | None = None) -> None:
+    def __init__(
+        self,
+        routes: Sequence[Route],
+        is_value: Callable[[str], bool] | None = None,
+        terms: Collection[str] = (),
+    ) -> None:
         self.routes = list(routes)
         self._is_value = is_value
+        self._segmenter = term_tokenizer(frozenset(terms))
         self._index = IncrementalBM25(smooth_idf=True)
         for i, route in enumerate(self.routes):
             for j, text in enumerate(route.texts):
@@ -52,6 +62,7 @@ class RouteIndex:
         self._terms = [[set(self.terms(text)) for text in route.texts] for route in self.routes]
         # a term no route uses weighs at least as much as the rarest known one
         known = {t for texts in self._terms for terms in texts for t in terms}
+        self._known = known
         self._unknown_idf = max((self._index.idf(t) for t in known), default=1.0)
         self._weight = [
             [sum(self._index.idf(t) for t in terms) or 1.0 for terms in texts] for texts in self._terms
@@ -62,9 +73,53 @@ class RouteIndex:
         is_value = self._is_value
         return [
             _stem(t)
-            for t in tokenize(text)
+            for t in self._segmenter.tokenize(text)
             if t not in _NOT_CONTENT and not _HAS_DIGIT.search(t) and not (is_value and is_value(t))
         ]
+
+    @property
+    def declared(self) -> frozenset[str]:
+        """The agents' declared terms the texts are segmented with."""
+        return self._segmenter.terms
+
+    def shares_declared(self, text: str) -> list[bool]:
+        """Per route, whether one of its texts holds a declared term of `text` ("绿证" in a note's tags)."""
+        terms = {t for t in self.terms(text) if t in self._segmenter.terms}
+        return [any(terms & known for known in texts) for texts in self._terms]
+
+    def known_terms(self, text: str) -> tuple[int, int]:
+        """How many distinct content words of `text` (of two or more letters) some route's texts use, of how many."""
+        terms = {t for t in self.terms(text) if len(t) > 1}
+        return len(terms & self._known), len(terms)
+
+    def without_referents(self, text: str) -> str:
+        """`text` with the words that point at something already there blanked ("that case", "这个方案").
+
+        A word after a pointer ("this", "that", "这个", "上面的", "刚才的"…) names what the work is
+        done on, not the work.
+        """
+        text = _EN_REFERENT.sub(lambda m: m.group(1) + " " * len(m.group(2)), text)
+        out: list[str] = []
+        pos = 0
+        for run in _CJK_RUN.finditer(text):
+            out.append(text[pos : run.start()])
+            armed = pending = False
+            for word in self._segmenter.cut(run.group()):
+                if word in _ZH_DEMONSTRATIVES or (pending and word == "的"):
+                    armed, pending = True, False
+                    out.append(word)
+                elif word in _ZH_BEFORE:  # "刚才的结果", not "刚才算的"
+                    pending = True
+                    out.append(word)
+                elif armed and word not in _ZH_LINKS:
+                    out.append(" " * len(word))
+                    armed = False
+                else:
+                    pending = False
+                    out.append(word)
+            pos = run.end()
+        out.append(text[pos:])
+        return "".join(out)
 
     def shared_terms(self, text: str) -> list[int]:
         """Per route, how many distinct content terms of `text` its best-sharing text contains."""
@@ -154,11 +209,24 @@ class RouteIndex:
 
 
 # Question words and pointers shape a request but name nothing; "算" (calculate) names work.
+# Light verbs ("做", "make"), measure words ("个") and conditionals ("如果", as English "if" is a
+# stop word) carry no work either: "想做一个光伏测算报告" asks for the report.
 _NOT_CONTENT = (QUESTION_WORDS - {"算"}) | frozenset(
-    "这个 那个 这些 那些 基于 根据 一份 一个 一下 给我 帮忙".split()
+    "这个 那个 这些 那些 基于 根据 一份 一个 一下 给我 帮忙 "
+    "做 做个 搞 搞个 弄 弄个 来个 想要 个 份 些 make need want like get give".split()
 )
 
 
+# Pointers: the word after one names a thing the conversation holds, not work to do.
+_EN_REFERENT = re.compile(
+    r"\b((?:this|that|these|those|the same|the previous|the last|the above|the earlier|the current|"
+    r"the existing)\s+)([a-z][a-z-]*)",
+    re.IGNORECASE,
+)
+_ZH_DEMONSTRATIVES = frozenset("这 那 这个 那个 这些 那些 这份 那份 这套 那套 该 此 上述 现有 已有".split())
+_ZH_BEFORE = frozenset("上面 上次 刚才 刚刚 之前 前面 原来".split())  # point only with 的: "刚才的结果"
+_ZH_LINKS = frozenset("的 个 份 套 一".split())
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _HAS_DIGIT = re.compile(r"\d")
 _LATIN = re.compile(r"[a-z]")
 _STEMMER = EnglishStemmer()  # the English module alone: the package imports all 30 languages

@@ -12,6 +12,8 @@ the rest:
   workflow template's examples says runs the template; the parts of a clause joined by "和" /
   "and" are read on their own too; a question no agent's structure claims is not that agent's
   work; a clause stating all of a producer's required inputs and naming nothing asks for it;
+  a clause asking for work whole ("a full report", "完整") adds the producers of all it consumes;
+  the word after a pointer ("that case", "这个方案") names no work unless nothing else does;
 - a question without values that fits a corpus agent (the knowledge base) nearly as well as the
   chosen one → the planner asks the corpus (`AgentSpec.serves`) whether it answers it;
 - values stated and a consumer named → the producer runs first when the values are all it needs;
@@ -21,6 +23,8 @@ the rest:
   value: the agent carries the rest from the conversation's latest result and says so);
 - no agent named, no values, a question about a figure of the latest result → answered from the
   results index (`AgentSpec.recall`), nothing recomputed;
+- nothing named, but most words are the agents' and the corpus's own ("the warranty of an
+  inverter") → the corpus agent, which answers or says it does not know;
 - nothing at all → a short honest reply saying what plangraph can do, in the request's language.
 """
 
@@ -58,6 +62,9 @@ VALUES_CLAUSE_FLOOR = 10.0  # a clause stating input values ("杭州工商业500
 TEMPLATE_CLOSENESS = 0.7  # a template is used when one of its texts says nearly what the request says
 TERM_SHARE = 0.7  # a single word names an agent when that agent holds this share of the word's use
 RIVAL_SHARE = 0.8  # a corpus agent scoring this share of the chosen agent's score is asked too
+DOMAIN_SHARE = (
+    0.6  # a request no agent's words matched is the corpus's when this share of its words are known
+)
 _SPLIT = re.compile(
     r"[，,。；;！!？?\n、：:]|然后|接着|之后|随后|最后|顺便|另外|并且|同时|以及|再(?=[做看算出给生帮反分导画])"
     r"|\b(?:then|and then|also|plus|afterwards|finally)\b",
@@ -71,6 +78,11 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 _QUESTION = re.compile(
     r"[吗么][\s?？]*$|^\s*(?:can|could|is|are|does|do|will|would|should|what|how|why|which|when|where|who)\b",
     re.I,
+)
+# Words asking for a piece of work whole ("a full report": with the calculation and the sensitivity
+# analysis it is made from), in both languages; closed-class words, like the negation cues above.
+_WHOLE = re.compile(
+    r"完整|全套|整套|全面|一条龙|全流程|\b(?:full|complete|comprehensive|whole|entire|end-to-end)\b", re.I
 )
 _A_NOT_A = re.compile(r"([\u4e00-\u9fff])不\1")  # 要不要, 用不用, 需不需要: a question, not a refusal
 
@@ -169,33 +181,18 @@ def understand(
     """The plan `query` asks for (steps with dependencies), or a direct reply; see the module doc."""
     lang = language(query)
     template = _template(query, index)
-    asked: list[str] = []
-    excluded: set[str] = set()
-    alternative = ""
-    for clause, negated in (part for c in clauses(query) for part in _scopes(c, index)):
-        named = [n for n, s in specs.items() if s.claims is not None and s.claims(clause)]
-        if not named:  # a clause of values names an agent by its words only when it says much more
-            values = _states_values(clause, specs) and not _is_question(clause)
-            found = _best_agent(clause, specs, index, VALUES_CLAUSE_FLOOR if values else CLAUSE_FLOOR)
-            named = [found] if found else []
-            if found and not negated and _is_question(clause) and not _inputs_stated(clause, specs):
-                alternative = alternative or _corpus_rival(clause, found, specs, index)
-            if not named and not negated and not _is_question(clause):
-                named = _complete_project(clause, specs)  # "a 600 kW commercial plant in Hefei"
-        # a question on a corpus's topics (the knowledge base's) names no further work by single words
-        if not any(specs[n].vocabulary is not None for n in named):
-            named += [n for n in _also_named(clause, specs, index) if n not in named]
-            named += [n for n in _joined(clause, specs, index) if n not in named]
-        for name in named:
-            if negated:
-                excluded.add(name)
-            elif name not in asked:
-                asked.append(name)
+    # a word pointing at something the conversation holds ("that case", "这个方案") asks for no
+    # new work of its own, unless nothing else in the request does ("redo that report")
+    plain = _named(query, specs, index, referents=True)
+    asked, excluded, alternative = _named(query, specs, index, referents=False)
+    if not asked:
+        asked, excluded, alternative = plain
     stated = _inputs_stated(query, specs)
     producers = _producers(specs)
     existing = {kind for s in specs.values() for kind in s.produces if results.latest(kind) is not None}
 
-    if template is None and set(asked) <= set(producers) and not stated:
+    # a question about a figure ("the IRR from that calculation") is read with every word
+    if template is None and set(plain[0]) <= set(producers) and not stated:
         reply = _recall(query, specs, results, lang)
         if reply:
             return Understanding(lang, reply=reply, note="answered from the conversation's results")
@@ -212,6 +209,9 @@ def understand(
             None,
         )
         if follow is None:
+            corpus = _in_domain(query, specs, index)
+            if corpus:  # its words are the agents' own: the corpus answers, or says it does not know
+                return Understanding(lang, steps=compose([corpus], specs), note=f"in {corpus}'s domain")
             return Understanding(lang, reply=out_of_scope(specs, lang), note="out of scope", matched=False)
         asked = [follow]
     needed = {k for a in asked for k in specs[a].consumes}
@@ -227,6 +227,78 @@ def understand(
     if len(steps) != 1 or alternative in asked:
         alternative = ""
     return Understanding(lang, steps=steps, note="clauses → agents", alternative=alternative)
+
+
+def _named(
+    query: str, specs: Mapping[str, AgentSpec], index: RouteIndex, referents: bool
+) -> tuple[list[str], set[str], str]:
+    """Agents the request's clauses name (in order), those a negated clause refuses, and a corpus rival.
+
+    Without `referents`, words that point at a thing ("that case") do not name agents by words.
+    """
+    asked: list[str] = []
+    excluded: set[str] = set()
+    alternative = ""
+    for clause, negated in (part for c in clauses(query) for part in _scopes(c, index)):
+        words = clause if referents else index.without_referents(clause)
+        named = [n for n, s in specs.items() if s.claims is not None and s.claims(clause)]
+        if not named:  # a clause of values names an agent by its words only when it says much more
+            values = _states_values(clause, specs) and not _is_question(clause)
+            found = _best_agent(words, specs, index, VALUES_CLAUSE_FLOOR if values else CLAUSE_FLOOR)
+            if found and specs[found].vocabulary is not None:
+                found = _about_the_project(words, found, query, specs, index)
+            named = [found] if found else []
+            if found and not negated and _is_question(clause) and not _inputs_stated(clause, specs):
+                # a question beside a whole project is about that project, not the corpus's topic
+                if not _complete_project(query, specs):
+                    alternative = alternative or _corpus_rival(words, found, specs, index)
+            if not named and not negated and not _is_question(clause):
+                named = _complete_project(clause, specs)  # "a 600 kW commercial plant in Hefei"
+        # a question on a corpus's topics (the knowledge base's) names no further work by single words
+        if not any(specs[n].vocabulary is not None for n in named):
+            named += [n for n in _also_named(words, specs, index) if n not in named]
+            named += [n for n in _joined(words, specs, index) if n not in named]
+        if named and _WHOLE.search(clause):  # "a full report": with everything it is made from
+            named = _with_inputs(named, specs)
+        for name in named:
+            if negated:
+                excluded.add(name)
+            elif name not in asked:
+                asked.append(name)
+    return asked, excluded, alternative
+
+
+def _with_inputs(names: Sequence[str], specs: Mapping[str, AgentSpec]) -> list[str]:
+    """`names`, each after every agent producing what it consumes (transitively): the whole work."""
+    found: list[str] = []
+    seen: set[str] = set()
+
+    def add(name: str) -> None:
+        if name in seen:  # placed already, or a cycle of producers
+            return
+        seen.add(name)
+        for kind in specs[name].consumes:
+            for other, spec in specs.items():
+                if kind in spec.produces and other != name:
+                    add(other)
+        found.append(name)
+
+    for name in names:
+        add(name)
+    return found
+
+
+def _in_domain(query: str, specs: Mapping[str, AgentSpec], index: RouteIndex) -> str:
+    """The corpus agent (the knowledge base) when no agent's words matched but the request speaks the domain.
+
+    "What is the warranty period of Huawei inverters?": most of its words are words the agents
+    and the corpus use (warranty, period, inverter), so it is a question of the domain the
+    corpus may not answer — the knowledge agent then says it does not know, honestly; "公司年假怎么休"
+    shares no such words and stays out of scope.
+    """
+    corpus = next((n for n, s in specs.items() if s.vocabulary is not None), "")
+    known, total = index.known_terms(query)
+    return corpus if known >= 2 and known >= DOMAIN_SHARE * total else ""
 
 
 def _values_ask_for(
@@ -320,10 +392,13 @@ def _best_agent(clause: str, specs: Mapping[str, AgentSpec], index: RouteIndex, 
     if not ranked or not scores[ranked[0]]:
         return None
     if specs[index.routes[ranked[0]].name].vocabulary is not None:
-        # matched against a whole corpus's titles, one common word ("一次") is an accident
-        if index.shared_terms(clause)[ranked[0]] < 2:
+        # matched against a whole corpus's titles, one common word ("一次") is an accident; one of
+        # the terms the corpus declares ("绿证" in a note's tags) is not
+        declared = index.shares_declared(clause)[ranked[0]]
+        if index.shared_terms(clause)[ranked[0]] < 2 and not declared:
             return None
-        floor = max(floor, 2 * CLAUSE_FLOOR)
+        if not declared:
+            floor = max(floor, 2 * CLAUSE_FLOOR)
     if scores[ranked[0]] < floor and index.closeness(clause)[ranked[0]] < TEMPLATE_CLOSENESS:
         return None  # weak, unless the clause says nearly what one of the agent's examples says
     top = index.routes[ranked[0]].name
@@ -353,6 +428,24 @@ def _corpus_rival(clause: str, chosen: str, specs: Mapping[str, AgentSpec], inde
         ):
             return route.name
     return ""
+
+
+def _about_the_project(
+    clause: str, corpus: str, query: str, specs: Mapping[str, AgentSpec], index: RouteIndex
+) -> str:
+    """The producer, not the corpus, when the request states a whole project and the clause fits both.
+
+    "For a 4 MW industrial rooftop in Ningbo, what are the payback period and LCOE?" asks for the
+    figures of the project it states; its words fit the calculation's texts and a note's tags
+    nearly alike (`RIVAL_SHARE`), and the stated project decides.
+    """
+    scores = index.scores(clause)
+    top = max((scores[i] for i, r in enumerate(index.routes) if r.name == corpus), default=0.0)
+    for name in _complete_project(query, specs):
+        best = max((scores[i] for i, r in enumerate(index.routes) if r.name == name), default=0.0)
+        if best >= RIVAL_SHARE * top:
+            return name
+    return corpus
 
 
 def _complete_project(clause: str, specs: Mapping[str, AgentSpec]) -> list[str]:

@@ -17,6 +17,7 @@ from itertools import islice
 from memory.bm25 import IncrementalBM25
 from memory.text import QUESTION_WORDS, tokenize
 from tools.kb.corpus import KbPassage
+from tools.segment import declared_terms, term_tokenizer
 
 __all__ = ["HybridRanker", "KbHit", "RankerSettings", "passage_tokens"]
 
@@ -44,6 +45,12 @@ class KbHit:
     summary: float = 0.0  # similarity of the question to the English summary of the passage's document
 
 
+def _contained(terms: frozenset[str], passage: KbPassage, known: set[str]) -> list[str]:
+    """The declared terms a passage's text contains that its tokens lack (cut apart by jieba)."""
+    text = f"{passage.title}\n{passage.tags}\n{passage.text}".lower()
+    return [t for t in sorted(terms) if t not in known and t in text]
+
+
 def passage_tokens(passage: KbPassage) -> list[str]:
     """The BM25 tokens of a passage (title, tags, English summary and text)."""
     return tokenize(f"{passage.title}\n{passage.tags}\n{passage.english}\n{passage.text}")
@@ -66,6 +73,11 @@ class HybridRanker:
             list(known[p.passage_id]) if p.passage_id in known else passage_tokens(p) for p in self.passages
         ]
         self._position = {p.passage_id: i for i, p in enumerate(self.passages)}
+        # the corpus's own terms (its notes' tags) are words of the passages that contain them,
+        # however jieba cut them there; the question is segmented with them (tools.segment)
+        self._segmenter = term_tokenizer(declared_terms(p.tags for p in self.passages))
+        for doc, passage in zip(docs, self.passages, strict=True):
+            doc.extend(_contained(self._segmenter.terms, passage, set(doc)))
         self._terms = [set(d) for d in docs]
         self._bm25 = IncrementalBM25()
         for i, doc in enumerate(docs):
@@ -80,7 +92,9 @@ class HybridRanker:
 
     def query_terms(self, query: str) -> list[str]:
         """The topic terms of `query` (question words dropped, order kept, no duplicates)."""
-        terms = (t for t in tokenize(query) if t not in QUESTION_WORDS)
+        # both cuts: the corpus's terms whole (绿证), and jieba's own pieces as the passages hold them
+        cuts = [*self._segmenter.tokenize(query), *tokenize(query)]
+        terms = (t for t in cuts if t not in QUESTION_WORDS)
         # A lone character the corpus never uses ("定" in "怎么定") is grammar, not topic.
         return list(dict.fromkeys(t for t in terms if len(t) > 1 or t in self._idf))
 

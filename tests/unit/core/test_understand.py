@@ -150,3 +150,54 @@ def test_a_question_near_both_the_calculation_and_the_knowledge_base_names_the_r
     assert [s["agentName"] for s in found.steps] == ["pv_calc"] and found.alternative == "knowledge"
     plain = understand("Calculate a 1 MW commercial project in Hefei", SPECS, INDEX, InMemoryResults())
     assert plain.alternative == ""
+
+
+def test_a_switch_to_a_declared_value_is_a_follow_up_not_a_question(with_case):
+    # jieba alone cuts 户用 into 户 + 用, characters the knowledge base's titles use
+    assert _plan("那就改为户用", with_case) == [("pv_calc", [])]
+    assert _plan("项目类型换为工商业再看看", with_case) == [("pv_calc", [])]
+    # a corpus term on its own still asks the knowledge base
+    assert _plan("绿证到底是什么东西") == [("knowledge", [])]
+
+
+def test_a_word_pointing_at_the_case_asks_for_no_step_of_its_own(with_case):
+    assert _plan("Take this scenario and add a sensitivity analysis.", with_case) == [("sensitivity", [])]
+    assert _plan("用上面的方案做一下敏感性", with_case) == [("sensitivity", [])]
+    # when nothing else is named, the pointed-at word is the request
+    assert _plan("Redo that report.", with_case) == [("report", [])]
+
+
+def test_a_whole_report_comes_with_what_it_is_made_from(with_case):
+    full = [("pv_calc", []), ("sensitivity", [0]), ("report", [0, 1])]
+    assert _plan("Prepare a complete report for 2 MW of commercial PV in Wuxi") == full
+    assert _plan("给我出一份常州工商业3MW项目的完整报告") == full
+    # the conversation's case is used, the rest of the work is done
+    assert _plan("now the full report please", with_case) == [("sensitivity", []), ("report", [0])]
+    # a report alone stays a report
+    assert _plan("Commercial 2 MW in Wuxi: calculate it and write a report") == [
+        ("pv_calc", []),
+        ("report", [0]),
+    ]
+
+
+def test_a_request_naming_a_workflow_runs_it():
+    # "做" carries no work; the request says the template's name
+    assert [s for s, _ in _plan("我要做光伏测算报告")] == ["pv_calc", "sensitivity", "report"]
+
+
+def test_a_question_in_the_domain_goes_to_the_knowledge_base_even_unanswered():
+    # the words are the domain's (inverter, warranty): the knowledge agent answers or says it does not know
+    assert _plan("Does the inverter warranty cover the panels too?") == [("knowledge", [])]
+    assert _plan("逆变器和组件的质保一般多少年") == [("knowledge", [])]
+    for text in ("公司年假怎么休", "What's the weather like in Hangzhou this weekend?", "推荐一本好看的小说"):
+        assert understand(text, SPECS, INDEX, InMemoryResults()).steps == [], text
+
+
+def test_a_question_beside_a_whole_project_is_about_that_project():
+    found = understand(
+        "For a 3 MW C&I rooftop in Jinan, what would the IRR and payback period be?",
+        SPECS,
+        INDEX,
+        InMemoryResults(),
+    )
+    assert [s["agentName"] for s in found.steps] == ["pv_calc"] and found.alternative == ""
