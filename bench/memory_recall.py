@@ -208,7 +208,9 @@ def run(
                     print(f"MISS [{q.kind}] k={k} budget={budget} {q.text}")
                     for e in q.evidence:
                         win = "win" if e in window_got else "---"
-                        print(f"    {'in ' if e in got else 'OUT'} {win} rank {at.get(e, '-')}: {lines[e][:110]}")
+                        print(
+                            f"    {'in ' if e in got else 'OUT'} {win} rank {at.get(e, '-')}: {lines[e][:110]}"
+                        )
                     for r, (_, text) in enumerate(items[:6]):
                         print(f"      #{r} {text[:100]}")
             out[("budget", k)]["all"].append(budget)

@@ -27,8 +27,8 @@ from langchain_core.messages import BaseMessage, messages_from_dict
 
 from memory._state import NamespaceState, Unit
 from memory._store import Store
-from memory.metadata import block_text
 from memory.concepts import query_concepts
+from memory.metadata import block_text
 from memory.recall import expansion_terms, unit_lexical
 from memory.scoring import Candidate, rank, vector_weight
 from memory.text import QUESTION_WORDS, ZH_STOP, search_terms
@@ -137,9 +137,7 @@ class SearchMixin:
                 stripped = stripped.replace(name, " ")
         terms = search_terms(stripped)
         concepts = (
-            query_concepts(terms, _NOT_TOPIC, settings.answer_classes)
-            if settings.concept_weight > 0
-            else {}
+            query_concepts(terms, _NOT_TOPIC, settings.answer_classes) if settings.concept_weight > 0 else {}
         )
         lexical: dict[tuple[str, Unit], float] = {}
         block_bm25: dict[Key, float] = {}

@@ -22,7 +22,9 @@ def _story() -> list:
     """Small talk, one turn about cello lessons, one about a recital; neither says 乐器 or 演出."""
     msgs = []
     for i in range(40):
-        msgs.append(HumanMessage(f"今天又下雨了，咖啡喝了第{i}杯。", id=f"f{i}", additional_kwargs=_at(10 * i)))
+        msgs.append(
+            HumanMessage(f"今天又下雨了，咖啡喝了第{i}杯。", id=f"f{i}", additional_kwargs=_at(10 * i))
+        )
         msgs.append(AIMessage("哈哈，我也是。", id=f"r{i}", additional_kwargs=_at(10 * i + 1)))
     msgs.insert(30, HumanMessage("我报名学大提琴了。", id="cello", additional_kwargs=_at(151)))
     msgs.insert(60, HumanMessage("我周六第一次登台了！", id="stage", additional_kwargs=_at(301)))
@@ -46,7 +48,9 @@ def test_a_turn_that_names_a_member_of_the_asked_class_is_found(tmp_path):
     first = [h.message_ids[0] for h in memory.search("ns", "她在练哪种乐器？", 3)]
     assert first[0] == "cello"
     assert "stage" in [h.message_ids[0] for h in memory.search("ns", "第一次演出是什么时候？", 3)]
-    without = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0, concept_weight=0.0)
+    without = BlockMemory(
+        tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0, concept_weight=0.0
+    )
     assert "cello" not in [i for h in without.search("ns", "她在练哪种乐器？", 10) for i in h.message_ids]
     memory.close()
     without.close()
@@ -74,7 +78,9 @@ def test_the_turn_after_a_question_takes_more_of_its_words(tmp_path):
     """
     msgs = []
     for i in range(30):
-        msgs.append(HumanMessage(f"今天又下雨了，咖啡喝了第{i}杯。", id=f"f{i}", additional_kwargs=_at(10 * i)))
+        msgs.append(
+            HumanMessage(f"今天又下雨了，咖啡喝了第{i}杯。", id=f"f{i}", additional_kwargs=_at(10 * i))
+        )
         msgs.append(AIMessage("哈哈，我也是。", id=f"r{i}", additional_kwargs=_at(10 * i + 1)))
     msgs[20:20] = [
         HumanMessage("我刚从成都回来，玩得很开心。", id="trip", additional_kwargs=_at(101)),
@@ -108,7 +114,9 @@ def test_a_store_written_before_questions_were_marked_still_opens_and_searches(t
         for block_id, terms in rows:
             stored = json.loads(terms)
             del stored["asks"]
-            conn.execute("UPDATE blocks SET terms=? WHERE ns='ns' AND block_id=?", (json.dumps(stored), block_id))
+            conn.execute(
+                "UPDATE blocks SET terms=? WHERE ns='ns' AND block_id=?", (json.dumps(stored), block_id)
+            )
     memory.close()
     again = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0)
     assert not again._state("ns").asking
