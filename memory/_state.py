@@ -148,7 +148,6 @@ class NamespaceState:
             self.units.remove(unit)
             self.concepts.remove(unit)
             seq = self.unit_seq.pop(unit, None)
-            self.asking.discard(seq)  # type: ignore[arg-type]
             self.unit_at.pop(unit, None)
             name = self.unit_name.pop(unit, None)
             if name is not None:
@@ -157,6 +156,7 @@ class NamespaceState:
                     del self.speakers[name]
             if seq is not None and self.seq_unit.get(seq) == unit:
                 del self.seq_unit[seq]
+                self.asking.discard(seq)
 
     def block_scores(self, terms: list[str], todo_id: str | None = None, limit: int = 8) -> dict[str, float]:
         """BM25 score of the `limit` best matching blocks, best first: each scores as its best closure."""

