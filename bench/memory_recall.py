@@ -133,6 +133,7 @@ def run(
     cache: str = "",
     show_misses: bool = False,
     baseline: str = "fixed",
+    misses_k: int = max(KS),
 ) -> dict:
     """Recall per method and k for one conversation, plus ingestion and search times.
 
@@ -182,6 +183,7 @@ def run(
             ranked[f"plangraph {v}"] = [(h.message_ids, h.text) for h in hits]
             ranked[f"plangraph {v}, k hits"] = ranked[f"plangraph {v}"]
         for k, budget in budgets.items():
+            window_got: set[str] = set()
             for name, items in ranked.items():
                 if name == "BM25 over 5-turn windows":
                     # a window costs only its turns not already taken
@@ -194,17 +196,23 @@ def run(
                             break
                         used += cost
                         got.update(new)
+                    window_got = got
                 elif name.endswith(", k hits"):
                     got = pack(items[:k], budget)  # a caller asking search for the baseline's k
                 else:
                     got = pack(items, budget)
                 recall = sum(e in got for e in q.evidence) / len(q.evidence)
                 out[(name, k)][q.kind].append(recall)
-                if show_misses and k == max(KS) and recall < 1 and name == f"plangraph {variants[0]}":
+                if show_misses and k == misses_k and recall < 1 and name == f"plangraph {variants[0]}":
                     at = {i: r for r, (item_ids, _) in enumerate(items) for i in item_ids}
-                    print(f"MISS [{q.kind}] {q.text}")
+                    print(f"MISS [{q.kind}] k={k} budget={budget} {q.text}")
                     for e in q.evidence:
-                        print(f"    {'in ' if e in got else 'OUT'} rank {at.get(e, '-')}: {lines[e][:110]}")
+                        win = "win" if e in window_got else "---"
+                        print(
+                            f"    {'in ' if e in got else 'OUT'} {win} rank {at.get(e, '-')}: {lines[e][:110]}"
+                        )
+                    for r, (_, text) in enumerate(items[:6]):
+                        print(f"      #{r} {text[:100]}")
             out[("budget", k)]["all"].append(budget)
     for m in mems.values():
         m.close()
@@ -221,7 +229,8 @@ def main() -> None:
     ap.add_argument("--hits", type=int, default=150, help="k asked of search (packing stops at the budget)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--cache", default="", help="keep ingested stores here and reuse them")
-    ap.add_argument("--misses", action="store_true", help="print the first variant's misses at the largest k")
+    ap.add_argument("--misses", action="store_true", help="print the first variant's misses at --misses-k")
+    ap.add_argument("--misses-k", type=int, default=max(KS), choices=KS, help="budget of the printed misses")
     ap.add_argument(
         "--baseline-terms",
         choices=["fixed", "memory"],
@@ -244,7 +253,9 @@ def main() -> None:
         lat: list[float] = []
         convs = conversations(lang, args.split, args.count, args.generator)
         for conv in convs:
-            res = run(conv, emb, variants, args.hits, args.cache, args.misses, args.baseline_terms)
+            res = run(
+                conv, emb, variants, args.hits, args.cache, args.misses, args.baseline_terms, args.misses_k
+            )
             for key, by_kind in res["recall"].items():
                 for kind, values in by_kind.items():
                     total[key][kind] += values

@@ -27,10 +27,11 @@ from langchain_core.messages import BaseMessage, messages_from_dict
 
 from memory._state import NamespaceState, Unit
 from memory._store import Store
+from memory.concepts import query_concepts
 from memory.metadata import block_text
 from memory.recall import expansion_terms, unit_lexical
 from memory.scoring import Candidate, rank, vector_weight
-from memory.text import search_terms
+from memory.text import QUESTION_WORDS, ZH_STOP, search_terms
 from memory.tiers import longterm_namespace
 from memory.types import BlockHit, MemorySettings
 from memory.vectors import VectorIndex
@@ -42,6 +43,7 @@ _HIT_COLUMNS = ("ns", "block_id", "seq", "kind", "todo_id", "block_type", "keywo
                 "create_time", "data_ids", "message_ids", "tags", "extra")  # fmt: skip
 _META_KEYS = ("block_id", "todo_id", "block_type", "keywords", "core_semantic", "create_time", "data_ids")
 Key = tuple[str, str]  # (namespace, block_id)
+_NOT_TOPIC = QUESTION_WORDS | ZH_STOP  # words whose thesaurus classes say nothing of a question's topic
 
 
 class _Vectors(threading.Thread):
@@ -134,6 +136,9 @@ class SearchMixin:
             for name in sorted(named, key=len, reverse=True):
                 stripped = stripped.replace(name, " ")
         terms = search_terms(stripped)
+        concepts = (
+            query_concepts(terms, _NOT_TOPIC, settings.answer_classes) if settings.concept_weight > 0 else {}
+        )
         lexical: dict[tuple[str, Unit], float] = {}
         block_bm25: dict[Key, float] = {}
         reference = 0.0
@@ -141,7 +146,7 @@ class SearchMixin:
             with state.lock:
                 for bid, score in state.block_scores(terms, todo_id, settings.candidates).items():
                     block_bm25[(ns, bid)] = max(score, 1e-3)  # Okapi idf can be ≤ 0 in a tiny corpus
-                found = unit_lexical(state, terms, settings, todo_id, ns == namespace, 2 * k)
+                found = unit_lexical(state, terms, settings, todo_id, ns == namespace, 2 * k, concepts)
                 if settings.expansion_weight > 0 and found:
                     extra = expansion_terms(state, found, terms, settings)
                     more = unit_lexical(state, extra, settings, todo_id, ns == namespace)

@@ -1,8 +1,9 @@
 """Per-namespace in-memory state: sequence counters, pending messages, the newest block, BM25.
 
-Two BM25 indexes: one document per closure (a block scores as its best closure) and one document
+Three BM25 indexes: one document per closure (a block scores as its best closure), one document
 per message (a *unit*, keyed `(block_id, i)` for the i-th message of the block), so search can
-return the messages that answer a question instead of whole blocks (`memory.recall`).
+return the messages that answer a question instead of whole blocks (`memory.recall`), and one per
+message of the thesaurus classes of its Chinese words (`memory.concepts`).
 """
 
 from __future__ import annotations
@@ -13,15 +14,17 @@ from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 
-from langchain_core.messages import messages_from_dict
+from langchain_core.messages import BaseMessage, messages_from_dict
 
 from memory._closures import ClosureVectors
 from memory._store import Store
 from memory.bm25 import IncrementalBM25
 from memory.chunker import Entry, Tail
+from memory.concepts import concept_terms
 
 __all__ = [
     "NamespaceState",
+    "asks_question",
     "Unit",
     "block_terms",
     "decode_vec",
@@ -72,12 +75,14 @@ class NamespaceState:
     bm25: IncrementalBM25 = field(default_factory=IncrementalBM25)
     pieces_of: dict[str, int] = field(default_factory=dict)
     units: IncrementalBM25 = field(default_factory=IncrementalBM25)
+    concepts: IncrementalBM25 = field(default_factory=IncrementalBM25)  # thesaurus classes per message
     units_of: dict[str, list[Unit]] = field(default_factory=dict)
     unit_seq: dict[Unit, int] = field(default_factory=dict)  # message seq (source namespace for facts)
     unit_at: dict[Unit, float] = field(default_factory=dict)  # created_at of the message
     seq_unit: dict[int, Unit] = field(default_factory=dict)
     unit_name: dict[Unit, str] = field(default_factory=dict)  # speaker name, lower case
     speakers: Counter[str] = field(default_factory=Counter)  # speaker name -> messages
+    asking: set[int] = field(default_factory=set)  # seqs of messages that ask a question (`block_terms`)
     closures: ClosureVectors = field(default_factory=ClosureVectors)  # closure vectors (`memory._closures`)
     lock: threading.RLock = field(default_factory=threading.RLock)
     # What the rows looked like when this state was last known current (see `fingerprint`), and
@@ -115,10 +120,16 @@ class NamespaceState:
         if isinstance(stored, dict):
             units: list[Unit] = [(block_id, i) for i in range(len(stored["messages"]))]
             names = stored.get("names") or [""] * len(units)
-            for unit, terms, seq, at, name in zip(
-                units, stored["messages"], stored["seqs"], stored["at"], names, strict=True
+            asks = stored.get("asks") or [False] * len(units)  # older stores did not keep it
+            for unit, terms, seq, at, name, ask in zip(
+                units, stored["messages"], stored["seqs"], stored["at"], names, asks, strict=True
             ):
+                if ask:
+                    self.asking.add(seq)
                 self.units.add(unit, terms, seq)
+                classes = concept_terms(terms)
+                if classes:  # derived from the stored terms: older stores get them too
+                    self.concepts.add(unit, classes, seq)
                 self.unit_seq[unit], self.unit_at[unit], self.seq_unit[seq] = seq, at, unit
                 if name:
                     self.unit_name[unit] = name.lower()
@@ -135,6 +146,7 @@ class NamespaceState:
             self.bm25.remove((block_id, i))
         for unit in self.units_of.pop(block_id, []):
             self.units.remove(unit)
+            self.concepts.remove(unit)
             seq = self.unit_seq.pop(unit, None)
             self.unit_at.pop(unit, None)
             name = self.unit_name.pop(unit, None)
@@ -144,6 +156,7 @@ class NamespaceState:
                     del self.speakers[name]
             if seq is not None and self.seq_unit.get(seq) == unit:
                 del self.seq_unit[seq]
+                self.asking.discard(seq)
 
     def block_scores(self, terms: list[str], todo_id: str | None = None, limit: int = 8) -> dict[str, float]:
         """BM25 score of the `limit` best matching blocks, best first: each scores as its best closure."""
@@ -164,7 +177,8 @@ def block_terms(entries: list[Entry]) -> dict:
 
     Speaker names (`message.name`) are kept apart from the terms: a name is in half the turns of a
     two-person chat, so as a BM25 term it favours short turns; search boosts a named speaker's
-    turns instead. Closure documents are the concatenation of their messages' terms.
+    turns instead. Closure documents are the concatenation of their messages' terms. `asks`
+    marks messages that ask something (the turn after one is often its answer, `memory.recall`).
     """
     from memory.chunker import closures
     from memory.metadata import search_text
@@ -175,8 +189,15 @@ def block_terms(entries: list[Entry]) -> dict:
         "at": [e.created_at for e in entries],
         "messages": [search_terms(search_text([e.message])) for e in entries],
         "names": [e.message.name or "" for e in entries],
+        "asks": [asks_question(e.message) for e in entries],
         "closures": [len(p) for p in closures(entries)],
     }
+
+
+def asks_question(message: BaseMessage) -> bool:
+    """Whether a message's text asks something (a question mark, ASCII or full-width)."""
+    content = message.content
+    return isinstance(content, str) and ("?" in content or "？" in content)
 
 
 def piece_terms(stored: list | dict) -> list[list[str]]:

@@ -152,8 +152,10 @@ class IncrementalBM25:
             cached = self._arrays[term] = (slots, tfs)
         return cached
 
-    def _scored(self, query: Iterable[str], keys: Collection[Hashable] | None) -> _Scored:
-        """Slots (ascending) and scores of the documents containing a query term."""
+    def _scored(
+        self, query: Iterable[str], keys: Collection[Hashable] | None, weights: dict[str, float] | None = None
+    ) -> _Scored:
+        """Slots (ascending) and scores of the documents containing a query term (× its weight, if given)."""
         n = len(self._slot)
         terms = [t for t in query if t in self._postings]
         if not n or not terms:
@@ -170,6 +172,8 @@ class IncrementalBM25:
                 idf = self.epsilon * avg_idf
             slots, tfs = self._term_arrays(term)
             norm = tfs + k1 * (1 - b + b * self._lens[slots] / avgdl)
+            if weights is not None:
+                idf *= weights.get(term, 1.0)
             acc[slots] += idf * tfs * (k1 + 1) / norm
             hit[slots] = True
         if keys is not None:
@@ -189,14 +193,19 @@ class IncrementalBM25:
         return acc, slots[_best_first(values, n)].tolist()
 
     def by_position(
-        self, query: Iterable[str], size: int, keys: Collection[Hashable] | None = None
+        self,
+        query: Iterable[str],
+        size: int,
+        keys: Collection[Hashable] | None = None,
+        weights: dict[str, float] | None = None,
     ) -> np.ndarray:
         """Scores laid out by position (`size` long; 0 where nothing matched).
 
         A matching document scores at least 1e-3: Okapi's idf is 0 or negative for a term in half
-        the documents of a tiny corpus, and a match must still count as evidence.
+        the documents of a tiny corpus, and a match must still count as evidence. `weights`
+        multiplies each term's contribution (default 1).
         """
-        slots, values = self._scored(query, keys)
+        slots, values = self._scored(query, keys, weights)
         out = np.zeros(size)
         pos = self._pos[slots]
         ok = (pos >= 0) & (pos < size)

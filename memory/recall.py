@@ -38,11 +38,14 @@ def unit_lexical(
     todo_id: str | None = None,
     cross_block: bool = True,
     at_least: int = 0,
+    concepts: dict[str, float] | None = None,
 ) -> dict[Unit, float]:
     """Windowed BM25 of the best `unit_candidates` (or `at_least`) messages; the caller holds the lock.
 
     Messages sit on a line by sequence number, so the window is a few shifted numpy additions.
     `cross_block=False` (long-term facts, gathered from many conversations) scores messages alone.
+    `concepts` (thesaurus class terms with weights, `memory.concepts.query_concepts`) add
+    `concept_weight` × their BM25 in the class index to each message's own score.
     """
     keys = None
     if todo_id is not None:
@@ -52,11 +55,18 @@ def unit_lexical(
         acc, top = state.units.dense(terms, n, keys)
         return {state.units.key_of(s): max(float(acc[s]), 1e-3) for s in top}  # type: ignore[misc]
     own = state.units.by_position(terms, state.next_seq, keys)
+    if concepts and settings.concept_weight > 0 and len(state.concepts):
+        own += settings.concept_weight * state.concepts.by_position(concepts, state.next_seq, keys, concepts)
     window = own.copy()
     for distance, weight in ((1, settings.window_weight), (2, settings.window_weight2)):
         if weight and len(own) > distance:
             window[distance:] += weight * own[:-distance]
             window[:-distance] += weight * own[distance:]
+    extra = settings.answer_weight - settings.window_weight
+    if extra > 0 and state.asking:  # the turn after a question takes more of its words: its answer
+        asked = np.fromiter(state.asking, dtype=np.int64, count=len(state.asking))
+        asked = asked[asked + 1 < len(own)]
+        window[asked + 1] += extra * own[asked]
     if keys is not None:
         allowed = np.zeros(len(window), dtype=bool)
         allowed[[state.unit_seq[u] for u in keys if state.unit_seq.get(u, -1) < len(window)]] = True

