@@ -43,6 +43,12 @@ __all__ = ["BlockMemory"]
 _SETTING_NAMES = {f.name for f in fields(MemorySettings)}
 
 
+def _placement(message: BaseMessage, todo_id: str | None) -> tuple[float, str]:
+    """When a message was said and which todo it belongs to (its own `todo_id`, else the call's, else main)."""
+    kwargs = message.additional_kwargs
+    return _timestamp(kwargs.get("created_at")), str(kwargs.get("todo_id") or todo_id or "main")
+
+
 def _timestamp(value: Any) -> float:
     if value is None:
         return time.time()
@@ -219,15 +225,7 @@ class BlockMemory(ReadingMixin):
         make a foreseen text differ from the real one; that text is then embedded under the lock,
         as before — the forecast only moves work, never changes what is stored.
         """
-        dry = [
-            Entry(
-                -1,
-                m,
-                _timestamp(m.additional_kwargs.get("created_at")),
-                str(m.additional_kwargs.get("todo_id") or todo_id or "main"),
-            )
-            for m in messages
-        ]
+        dry = [Entry(-1, m, *_placement(m, todo_id)) for m in messages]
         pieces, _ = split_pieces(state.pending + dry, self.settings)
         return [meta.block_text([e.message for e in p]) for p in pieces]
 
@@ -270,10 +268,10 @@ class BlockMemory(ReadingMixin):
         if update:
             message = message.model_copy(update=update)
         seq, state.next_seq = state.next_seq, state.next_seq + 1
-        created = _timestamp(kwargs.get("created_at"))
+        created, todo = _placement(message, todo_id)
         state.newest_at = max(state.newest_at, created)
         tags = [str(t) for t in kwargs.get("tags") or []]
-        return Entry(seq, message, created, str(kwargs.get("todo_id") or todo_id or "main"), tags)
+        return Entry(seq, message, created, todo, tags)
 
     def _chunk(self, namespace: str, state: NamespaceState, pieces: list[list[Entry]]) -> list[Block]:
         if not pieces:
