@@ -145,15 +145,12 @@ def main() -> int:
     top: list[tuple[int, float, str]] = []
     folded = Path(tempfile.mkdtemp()) / "server.txt" if args.profile else None
     with contextlib.ExitStack() as stack:
-        trees = {head.stdout.strip(): ROOT}
+        # (name, tree, processes) per cell: this checkout at each process count, the old tree at one
+        runs = [(head.stdout.strip(), ROOT, int(n)) for n in args.processes.split(",")]
         if args.ref:
-            trees[args.ref] = stack.enter_context(checkout(args.ref))
+            runs.insert(1, (args.ref, stack.enter_context(checkout(args.ref)), 1))
         for embeddings in args.embeddings.split(","):
             for size in [int(s) for s in args.sizes.split(",")]:
-                runs = [(name, tree, 1) for name, tree in trees.items()]
-                runs += [(head.stdout.strip(), ROOT, int(p)) for p in args.processes.split(",") if int(p) > 1]
-                if "1" not in args.processes.split(","):
-                    runs = [r for r in runs if r[2] > 1 or r[1] != ROOT]
                 for name, tree, processes in runs:
                     r = cell(embeddings, size, folded if not rows else None, tree, processes)
                     rows.append(
