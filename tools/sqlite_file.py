@@ -15,6 +15,8 @@ def use_wal(db: sqlite3.Connection, timeout: float = 30.0) -> None:
     SQLite answers a journal-mode change that meets another connection's lock with "database is
     locked" at once, without its busy handler: two server processes opening a new store together
     failed a request with a 500 (3 processes × 60 new files: 11 failures before this retry).
+    Block memory's store does the same in `memory._store.Store._wal`: memory imports nothing of
+    the project, and importing the memory package here would cost every CLI start ~0.5 s.
     """
     deadline = time.monotonic() + timeout
     while True:
