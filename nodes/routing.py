@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -230,12 +231,16 @@ _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _HAS_DIGIT = re.compile(r"\d")
 _LATIN = re.compile(r"[a-z]")
 _STEMMER = EnglishStemmer()  # the English module alone: the package imports all 30 languages
+_STEMMER_LOCK = threading.Lock()  # the stemmer keeps the word it works on in itself: one word at a time
 
 
 @lru_cache(maxsize=4096)
 def _stem(term: str) -> str:
     """English words by their stem, at most six letters ("registration", "register" → "regist"); others as they are."""
-    return _STEMMER.stemWord(term)[:6] if _LATIN.match(term) else term
+    if not _LATIN.match(term):
+        return term
+    with _STEMMER_LOCK:
+        return _STEMMER.stemWord(term)[:6]
 
 
 def best_candidate(query: str, routes: Sequence[Route]) -> Route | None:
