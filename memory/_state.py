@@ -231,9 +231,13 @@ def fingerprint(store: Store, namespace: str) -> tuple:
     return (*messages, *blocks)
 
 
-def load_state(store: Store, namespace: str) -> NamespaceState:
-    """Rebuild a namespace's state from SQLite."""
-    state = NamespaceState(rows_seen=fingerprint(store, namespace), version_seen=store.data_version())
+def load_state(store: Store, namespace: str, version: int) -> NamespaceState:
+    """Rebuild a namespace's state from SQLite (read in one snapshot or transaction).
+
+    `version` is `store.data_version()` read before the snapshot began: a write committed after
+    it moves the version on, so the state is checked again next time instead of missed.
+    """
+    state = NamespaceState(rows_seen=fingerprint(store, namespace), version_seen=version)
     top = store.query("SELECT max(seq), max(created_at) FROM messages WHERE ns=?", (namespace,))[0]
     state.next_seq = 0 if top[0] is None else int(top[0]) + 1
     state.newest_at = float(top[1] or 0.0)

@@ -104,8 +104,9 @@ class BlockMemory(ReadingMixin):
         self._lock = threading.Lock()
 
     def close(self) -> None:
-        """Close the SQLite connection (the instance is unusable afterwards)."""
+        """Close the SQLite connections (the instance is unusable afterwards)."""
         self._store.close()
+        self._vectors.close()
 
     # -- namespaces ---------------------------------------------------------------------------
     def scope(self, agent_name: str, user_id: str, conversation_id: str) -> str:
@@ -137,8 +138,9 @@ class BlockMemory(ReadingMixin):
         with self._lock:
             state = self._states.get(namespace)
             if state is None:
-                with self._store.transaction():  # one consistent snapshot (another process may write)
-                    state = self._states[namespace] = load_state(self._store, namespace)
+                version = self._store.data_version()
+                with self._store.snapshot():  # one consistent state (another thread or process may write)
+                    state = self._states[namespace] = load_state(self._store, namespace, version)
                 self._sync_vectors(namespace, state)
                 return state
         self._catch_up(namespace, state)
@@ -155,10 +157,11 @@ class BlockMemory(ReadingMixin):
         version = self._store.data_version()
         if version == state.version_seen:
             return
-        with state.lock, self._store.transaction():
+        # A snapshot, not a write transaction: checking must not wait for (or hold) the write lock.
+        with state.lock, self._store.snapshot():
             if fingerprint(self._store, namespace) != state.rows_seen:
-                state.take(load_state(self._store, namespace))
-            state.version_seen = self._store.data_version()
+                state.take(load_state(self._store, namespace, version))
+            state.version_seen = version
 
     def _sync_vectors(self, namespace: str, state: NamespaceState) -> None:
         """Re-send the namespace's vectors from SQLite when Chroma holds fewer (a new or lost store)."""

@@ -17,12 +17,14 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import closing, contextmanager
+from contextlib import AbstractContextManager, closing, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlparse
 
 from langchain_core.embeddings import Embeddings
+
+from memory._store import FileTurn
 
 __all__ = ["VectorIndex", "VectorStoreError", "chroma_client", "vector_key"]
 
@@ -237,6 +239,18 @@ class VectorIndex:
         self._max_batch: int | None = None
         self._opened = _identity(chroma_dir) if client is not None else None
         self._reopen_lock = threading.Lock()
+        # Chroma's bindings hold the GIL while they wait for another process's lock on the
+        # directory's database, stopping every thread here: processes sharing the directory take
+        # turns first (writers alone, readers together), waiting without the GIL.
+        self._turn = FileTurn(f"{chroma_dir}.access", 30.0) if chroma_dir is not None else None
+
+    def close(self) -> None:
+        """Close the turn-taking side file (the Chroma client is shared and stays open)."""
+        if self._turn is not None:
+            self._turn.close()
+
+    def _hold(self, exclusive: bool) -> AbstractContextManager[None]:
+        return self._turn.hold(exclusive) if self._turn is not None else nullcontext()
 
     @property
     def client(self) -> Any:
@@ -285,21 +299,25 @@ class VectorIndex:
             )
         return col
 
-    def _using(self, namespace: str, dim: int, use: Callable[[Any], T], empty: T | None = None) -> T:
+    def _using(
+        self, namespace: str, dim: int, use: Callable[[Any], T], empty: T | None = None, write: bool = False
+    ) -> T:
         """`use(collection)`, once more if the directory was deleted during the call (then reopened).
 
         `_get` checks the directory first, but a deletion can land between that check and the call
         ("attempt to write a readonly database", "disk I/O error"); the retry goes to the new
         directory, and BlockMemory re-sends the older vectors there (`generation` changed). With
         `empty`, that is the answer instead of a retry (a query of the new, still empty directory).
+        `write`: the call changes the directory (so does opening a collection not seen yet).
         """
-        try:
-            return use(self._get(namespace, dim))
-        except Exception:
-            if not self.check_directory():
-                raise
-            log.warning("Chroma directory %s was removed during a call; reopened it", self.chroma_dir)
-            return empty if empty is not None else use(self._get(namespace, dim))
+        with self._hold(write or (namespace, dim) not in self._collections):
+            try:
+                return use(self._get(namespace, dim))
+            except Exception:
+                if not self.check_directory():
+                    raise
+                log.warning("Chroma directory %s was removed during a call; reopened it", self.chroma_dir)
+                return empty if empty is not None else use(self._get(namespace, dim))
 
     def count(self, namespace: str, dim: int) -> int:
         """Vectors stored for `namespace` (cached once non-zero; our own writes update it)."""
@@ -353,6 +371,7 @@ class VectorIndex:
                     embeddings=[v for _, _, v in part],
                     metadatas=[{"ns": namespace, "block_id": b, "todo_id": t} for b, t, _ in part],
                 ),
+                write=True,
             )
         self._counts.pop((namespace, dim), None)
 
@@ -366,7 +385,8 @@ class VectorIndex:
         """Forget vectors of these blocks."""
         for (ns, dim), col in list(self._collections.items()):
             if ns == namespace and block_ids:
-                col.delete(ids=[vector_key(namespace, b) for b in block_ids])
+                with self._hold(True):
+                    col.delete(ids=[vector_key(namespace, b) for b in block_ids])
                 self._counts.pop((ns, dim), None)
 
     def query(
