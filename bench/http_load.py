@@ -47,6 +47,7 @@ class Conversation:
     city: str
     capacity_kw: int
     timings: list[tuple[str, float]] = field(default_factory=list)
+    ends: list[float] = field(default_factory=list)  # perf_counter() when each timed request ended
     problem: str = ""
 
 
@@ -66,7 +67,8 @@ def drive(base_url: str, key: str, index: int, timeout: float = 300) -> Conversa
         def timed(kind: str, method: str, path: str, **kwargs: object) -> dict:
             start = time.perf_counter()
             response = client.request(method, path, **kwargs)  # type: ignore[arg-type]
-            conv.timings.append((kind, time.perf_counter() - start))
+            conv.ends.append(time.perf_counter())
+            conv.timings.append((kind, conv.ends[-1] - start))
             response.raise_for_status()
             return response.json()
 
@@ -98,12 +100,26 @@ def drive(base_url: str, key: str, index: int, timeout: float = 300) -> Conversa
     return conv
 
 
-def run_load(base_url: str, keys: list[str], n: int) -> tuple[list[Conversation], float]:
-    """Drive `n` conversations at once (keys used in turn); return them and the wall time."""
+def run_load(
+    base_url: str, keys: list[str], n: int, duration: float | None = None
+) -> tuple[list[Conversation], float]:
+    """Drive `n` conversations at once (keys used in turn); return them and the wall time.
+
+    With `duration`, each of the `n` slots starts a new conversation (a new connection) as soon as
+    its last one ended, until `duration` seconds have passed: a steady load of `n` at once.
+    """
     start = time.perf_counter()
+
+    def slot(i: int) -> list[Conversation]:
+        done = [drive(base_url, keys[i % len(keys)], i)]
+        while duration is not None and time.perf_counter() - start < duration:
+            index = i + n * len(done)
+            done.append(drive(base_url, keys[index % len(keys)], index))
+        return done
+
     with ThreadPoolExecutor(max_workers=n) as pool:
-        futures = [pool.submit(drive, base_url, keys[i % len(keys)], i) for i in range(n)]
-        conversations = [f.result() for f in futures]
+        futures = [pool.submit(slot, i) for i in range(n)]
+        conversations = [c for f in futures for c in f.result()]
     return conversations, time.perf_counter() - start
 
 
@@ -129,7 +145,9 @@ def summary_rows(conversations: list[Conversation], wall: float) -> list[list[st
     return rows
 
 
-def _start_server(data_dir: str, embeddings: str, processes: int = 1) -> tuple[subprocess.Popen, str]:
+def _start_server(
+    data_dir: str, embeddings: str, processes: int = 1, checkpoint_url: str | None = None
+) -> tuple[subprocess.Popen, str]:
     env = {
         **os.environ,
         **OFFLINE_ENV,
@@ -145,6 +163,8 @@ def _start_server(data_dir: str, embeddings: str, processes: int = 1) -> tuple[s
         "PLANGRAPH_API_KEYS_FILE",
     ):
         env.pop(name, None)
+    if checkpoint_url:  # checkpoints in PostgreSQL; memory and plans stay in the data dir
+        env["PLANGRAPH_CHECKPOINT_URL"] = checkpoint_url
     cmd = [sys.executable, "-m", "plangraph.cli", "serve", "--port", "0"]
     if processes > 1:  # older trees have no --processes
         cmd += ["--processes", str(processes)]

@@ -1,12 +1,15 @@
 """HTTP throughput: 20 and 50 concurrent S1 conversations through `plangraph serve`, hash and MiniLM.
 
     PYTHONPATH=. .venv/bin/python bench/http_throughput.py [--sizes 20,50] [--embeddings hash,minilm]
-        [--processes 1,2] [--ref REF] [--profile] [--no-write]
+        [--processes 1,2] [--checkpoints sqlite,postgres] [--ref REF] [--profile] [--no-write]
 
 Each (embeddings, size) cell starts a fresh `plangraph serve` (bench/http_load.py's server and
 driver: S1 → question → resume → report → GET /plans, every result checked against its own
 answer) and reports requests/s, p50/p95 of resume → report, and the server's CPU utilisation
-(its user + system CPU seconds ÷ (wall × CPUs), from /proc). `--profile` samples the server with
+(its user + system CPU seconds ÷ (wall × CPUs), from /proc). `--checkpoints postgres` also runs each
+cell with its checkpoints in a local PostgreSQL (started for the run with its durable defaults, a
+fresh database per cell; memory and plans stay SQLite files in the data dir); the database's own
+CPU is its own column, since it shares the two cores. `--profile` samples the server with
 py-spy during the first cell and prints the project functions with the most samples. The table is
 written to the `http-throughput` section of docs/benchmarks.md.
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import itertools
 import os
 import re
 import shutil
@@ -23,7 +27,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -39,10 +45,14 @@ DOC = ROOT / "docs" / "benchmarks.md"
 START, END = "<!-- http-throughput:start -->", "<!-- http-throughput:end -->"
 
 
-def _cpu_of(pid: int) -> float:
-    """User + system CPU seconds of `pid` and its live descendants (the workers of `--processes`)."""
+def _cpu_of(pid: int, reaped: bool = False) -> float:
+    """User + system CPU seconds of `pid` and its live descendants (the workers of `--processes`).
+
+    `reaped` adds what `pid`'s ended and waited-for children spent (PostgreSQL's backends).
+    """
     parents: dict[int, int] = {}
     cpu: dict[int, float] = {}
+    waited = 0.0
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = stat.read_text().rsplit(")", 1)[1].split()
@@ -51,13 +61,51 @@ def _cpu_of(pid: int) -> float:
         child = int(stat.parent.name)
         parents[child] = int(fields[1])
         cpu[child] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        if reaped and child == pid:
+            waited = (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
     tree, frontier = {pid}, [pid]
     while frontier:
         parent = frontier.pop()
         kids = [p for p, pp in parents.items() if pp == parent and p not in tree]
         tree.update(kids)
         frontier += kids
-    return sum(cpu.get(p, 0.0) for p in tree)
+    return waited + sum(cpu.get(p, 0.0) for p in tree)
+
+
+def _machine() -> tuple[float, float]:
+    """(busy, total) jiffies of all CPUs since boot, from /proc/stat (idle and iowait are not busy)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return sum(fields) - fields[3] - fields[4], sum(fields)
+
+
+def _own_cpu() -> float:
+    """User + system CPU seconds of this process: the load driver's threads."""
+    times = os.times()
+    return times.user + times.system
+
+
+@contextlib.contextmanager
+def _postgres() -> Iterator[Callable[[], tuple[str, int]]]:
+    """A local PostgreSQL for the run; yields `fresh()` → (URL of a new empty database, postmaster pid)."""
+    import psycopg
+
+    from tests.support.postgres import postgres_server
+
+    with postgres_server(durable=True) as url:
+        admin = url.rsplit("/", 1)[0] + "/postgres"
+        with psycopg.connect(admin, autocommit=True) as conn:
+            backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]  # type: ignore[index]
+        postmaster = int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        made = 0
+
+        def fresh() -> tuple[str, int]:
+            nonlocal made
+            made += 1
+            with psycopg.connect(admin, autocommit=True) as conn:
+                conn.execute(f"CREATE DATABASE cell{made}")
+            return f"{url.rsplit('/', 1)[0]}/cell{made}", postmaster
+
+        yield fresh
 
 
 def _top(folded: Path, n: int = 15) -> list[tuple[int, float, str]]:
@@ -76,15 +124,39 @@ def _top(folded: Path, n: int = 15) -> list[tuple[int, float, str]]:
     return [(c, 100 * c / max(total, 1), name) for name, c in inclusive.most_common(n)]
 
 
-def cell(embeddings: str, size: int, profile: Path | None, tree: Path = ROOT, processes: int = 1) -> dict:
-    """One server (run from `tree`), `size` conversations; requests/s, resume p50/p95, CPU utilisation."""
+def cell(
+    embeddings: str,
+    size: int,
+    profile: Path | None,
+    tree: Path = ROOT,
+    processes: int = 1,
+    database: tuple[str, int] | None = None,
+    steady: tuple[float, float] | None = None,
+) -> dict:
+    """One server (run from `tree`), `size` conversations; requests/s, resume p50/p95, CPU utilisation.
+
+    `database`: (checkpoint URL, postmaster pid) to keep the checkpoints in PostgreSQL.
+    `steady`: (warm-up, end) seconds — `size` slots start conversations back to back until `end`,
+    and everything is measured over the window from `warm-up` to `end` only: the server at
+    saturation, without the ramp-up or the tail in which fewer conversations are left than the
+    server runs at once (with several processes, one of them then has nothing to do).
+    """
+    url, postmaster = database or (None, 0)
+    cpus = os.cpu_count() or 1
+
+    def meter() -> tuple[float, ...]:
+        busy, total = _machine()
+        db = _cpu_of(postmaster, reaped=True) if postmaster else 0.0
+        return time.perf_counter(), _cpu_of(proc.pid), db, _own_cpu(), busy, total
+
     with tempfile.TemporaryDirectory(prefix="plangraph-throughput-") as data_dir:
         http_load.ROOT = tree  # the server's working directory, first on its sys.path (-m)
         try:
-            proc, base = _start_server(data_dir, embeddings, processes)
+            proc, base = _start_server(data_dir, embeddings, processes, url)
         finally:
             http_load.ROOT = ROOT
         spy = None
+        marks: list[tuple[float, ...]] = []
         try:
             load = Path("/proc/loadavg").read_text().split()[0]
             if profile is not None:
@@ -95,31 +167,49 @@ def cell(embeddings: str, size: int, profile: Path | None, tree: Path = ROOT, pr
                     stderr=subprocess.DEVNULL,
                 )
                 time.sleep(1)
-            cpu0 = _cpu_of(proc.pid)
+            first = meter()
+            if steady is not None:
+                for at in steady:  # the window's two ends, read while the load runs
+                    timer = threading.Timer(at, lambda: marks.append(meter()))
+                    timer.daemon = True
+                    timer.start()
             try:
-                conversations, wall = run_load(base, ["bench-key-a", "bench-key-b"], size)
+                conversations, wall = run_load(
+                    base, ["bench-key-a", "bench-key-b"], size, steady[1] if steady else None
+                )
             except Exception:
                 print("".join(getattr(proc, "log_tail", [])), file=sys.stderr)  # the server's side of it
                 raise
-            cpu = _cpu_of(proc.pid) - cpu0
+            last = meter()
         finally:
             if spy is not None:
                 spy.send_signal(2)
                 spy.wait(timeout=60)
             proc.terminate()
             proc.wait(timeout=30)
+    a, b = (marks[0], marks[1]) if steady is not None else (first, last)
+    window = b[0] - a[0]
+    done = [
+        (kind, seconds)
+        for c in conversations
+        for (kind, seconds), end in zip(c.timings, c.ends, strict=True)
+        if a[0] <= end <= b[0]
+    ]
     problems = [c.problem for c in conversations if c.problem]
-    resume = sorted(s for c in conversations for kind, s in c.timings if kind.startswith("invoke resume"))
-    requests = sum(len(c.timings) for c in conversations)
+    resume = sorted(seconds for kind, seconds in done if kind.startswith("invoke resume"))
     return {
         "ok": not problems,
         "problems": problems[:3],
-        "wall": wall,
-        "rps": requests / wall,
+        "wall": window,
+        "conversations": len(conversations),
+        "rps": len(done) / window,
         "p50": statistics.median(resume),
         "p95": resume[min(len(resume) - 1, round(0.95 * (len(resume) - 1)))],
-        "util": cpu / (wall * (os.cpu_count() or 1)),
-        "cpu_per_conv": cpu / size,
+        "util": (b[1] - a[1]) / (window * cpus),
+        "db_util": (b[2] - a[2]) / (window * cpus),
+        "driver_util": (b[3] - a[3]) / (window * cpus),
+        "busy": (b[4] - a[4]) / max(b[5] - a[5], 1),
+        "cpu_per_conv": (last[1] - first[1]) / len(conversations),
         "load": load,
     }
 
@@ -134,6 +224,21 @@ def main() -> int:
     ap.add_argument(
         "--processes", default="1", help="server processes per cell, e.g. 1,2 (this checkout only)"
     )
+    ap.add_argument(
+        "--checkpoints",
+        default="sqlite",
+        help="where the server keeps checkpoints, e.g. sqlite,postgres (postgres: a local server for the run)",
+    )
+    ap.add_argument(
+        "--modes",
+        default="batch",
+        help="batch (N conversations at once, measured start to end) and/or steady (N slots kept busy)",
+    )
+    ap.add_argument(
+        "--steady",
+        default="5,35",
+        help="steady mode: warm-up,end seconds; measured over the window between them (default 5,35)",
+    )
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     if args.profile and not shutil.which("py-spy", path=str(Path(sys.executable).parent)):
@@ -141,6 +246,18 @@ def main() -> int:
     head = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     )
+    stores = args.checkpoints.split(",")
+    if unknown := set(stores) - {"sqlite", "postgres"}:
+        ap.error(f"--checkpoints: unknown {', '.join(sorted(unknown))}; use sqlite and/or postgres")
+    modes = args.modes.split(",")
+    if unknown := set(modes) - {"batch", "steady"}:
+        ap.error(f"--modes: unknown {', '.join(sorted(unknown))}; use batch and/or steady")
+    try:
+        warm, until = (float(v) for v in args.steady.split(","))
+    except ValueError:
+        ap.error("--steady: give warm-up,end seconds, e.g. 5,35")
+    if not 0 < warm < until:
+        ap.error("--steady: the warm-up must be positive and before the end, e.g. 5,35")
     rows: list[str] = []
     top: list[tuple[int, float, str]] = []
     folded = Path(tempfile.mkdtemp()) / "server.txt" if args.profile else None
@@ -149,34 +266,47 @@ def main() -> int:
         runs = [(head.stdout.strip(), ROOT, int(n)) for n in args.processes.split(",")]
         if args.ref:
             runs.insert(1, (args.ref, stack.enter_context(checkout(args.ref)), 1))
+        fresh = stack.enter_context(_postgres()) if "postgres" in stores else None
         for embeddings in args.embeddings.split(","):
             for size in [int(s) for s in args.sizes.split(",")]:
-                for name, tree, processes in runs:
-                    r = cell(embeddings, size, folded if not rows else None, tree, processes)
+                for mode, store, (name, tree, processes) in itertools.product(modes, stores, runs):
+                    database = fresh() if fresh is not None and store == "postgres" else None
+                    steady = (warm, until) if mode == "steady" else None
+                    r = cell(
+                        embeddings, size, folded if not rows else None, tree, processes, database, steady
+                    )
+                    db = f"{100 * r['db_util']:.0f} %" if database else "–"
+                    load = f"{size} at once" if mode == "batch" else f"{size} slots, {warm:g}–{until:g} s"
                     rows.append(
-                        f"| {name} | {processes} | {embeddings} | {size} | {'yes' if r['ok'] else 'NO'} | {r['wall']:.1f} | "
-                        f"{r['rps']:.2f} | {r['p50']:.2f} | {r['p95']:.2f} | {100 * r['util']:.0f} % | "
-                        f"{r['cpu_per_conv']:.2f} | {r['load']} |"
+                        f"| {name} | {processes} | {store} | {embeddings} | {load} | {r['conversations']} | "
+                        f"{'yes' if r['ok'] else 'NO'} | {r['wall']:.1f} | {r['rps']:.2f} | {r['p50']:.2f} | "
+                        f"{r['p95']:.2f} | {100 * r['util']:.0f} % | {db} | {100 * r['driver_util']:.0f} % | "
+                        f"{100 * r['busy']:.0f} % | {r['cpu_per_conv']:.2f} | {r['load']} |"
                     )
                     print(rows[-1], flush=True)
                     if folded is not None and not top and folded.exists():
                         top = _top(folded)
     table = "\n".join(
         [
-            "| tree | processes | embeddings | conversations | all correct | wall s | requests/s | resume→report p50 s | p95 s | "
-            "server CPU utilisation | server CPU s per conversation | load avg |",
-            "|---|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+            "| tree | processes | checkpoints | embeddings | load | conversations | all correct | measured s | "
+            "requests/s | resume→report p50 s | p95 s | server CPU utilisation | PostgreSQL CPU utilisation | "
+            "load driver CPU | all cores busy | server CPU s per conversation | load avg |",
+            "|---|---:|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
             *rows,
         ]
     )
     body = f"""## HTTP throughput: 20 and 50 concurrent S1 conversations
 
-Command: `PYTHONPATH=. .venv/bin/python bench/http_throughput.py --sizes {args.sizes} --embeddings {args.embeddings} --processes {args.processes}{" --ref " + args.ref if args.ref else ""}`
+Command: `PYTHONPATH=. .venv/bin/python bench/http_throughput.py --sizes {args.sizes} --embeddings {args.embeddings} --processes {args.processes} --checkpoints {args.checkpoints} --modes {args.modes}{" --steady " + args.steady if "steady" in modes else ""}{" --ref " + args.ref if args.ref else ""}`
 (commit {head.stdout.strip()}, {os.cpu_count()} CPUs, {datetime.now():%Y-%m-%d %H:%M}). Each row: a fresh
-`plangraph serve` (`--processes` as in the column), N conversations at once (S1 → question → resume → report → GET /plans = 3
-requests each). Utilisation = the server's CPU seconds (all its processes) ÷ (wall × CPUs); "load avg" is the 1-minute
-load average when the row started — above 2 other sessions held the cores, so utilisation cannot
-reach 100 % and the wall times are inflated.
+`plangraph serve` (`--processes` as in the column); each conversation is S1 → question → resume → report → GET /plans
+(3 requests). Load "N at once": N conversations started together, measured from start to the last one's end (the
+tail, when fewer than the server's turn threads are left, is in it). Load "N slots, a–b s": N conversations kept
+running (each slot starts a new one, on a new connection, when its last ended) and only the window from a to b
+seconds measured — the server at saturation. Utilisation = CPU seconds (the server's processes; PostgreSQL's; this
+driver's) ÷ (measured seconds × CPUs); "all cores busy" is the whole machine's share of non-idle time in the window
+(/proc/stat); "load avg" is the 1-minute load average when the row started — above 2 other sessions held the cores,
+so utilisation cannot reach 100 % and the times are inflated.
 
 {table}"""
     if top:

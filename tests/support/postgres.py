@@ -6,7 +6,8 @@
 The binaries come from PATH, /usr/lib/postgresql/<version>/bin (the Debian `postgresql`
 package) or /usr/local/bin. PostgreSQL refuses to run as root, so under root the server runs as
 the `postgres` user (created by the Debian package; `nobody` otherwise) and the temp dir is
-chowned to it. Durability is switched off (fsync, synchronous_commit): the data is thrown away.
+chowned to it. Durability is switched off (fsync, synchronous_commit) unless asked for: the data
+is thrown away.
 When no binary is found, `postgres_server()` skips the test locally and fails it in CI.
 """
 
@@ -60,8 +61,12 @@ def _run_as() -> dict[str, Any]:
 
 
 @contextmanager
-def postgres_server(timeout: float = 60.0) -> Iterator[str]:
-    """Start PostgreSQL, create database `plangraph`, yield its URL; stop and delete everything after."""
+def postgres_server(timeout: float = 60.0, durable: bool = False) -> Iterator[str]:
+    """Start PostgreSQL, create database `plangraph`, yield its URL; stop and delete everything after.
+
+    `durable=True` keeps PostgreSQL's own defaults (fsync, synchronous commit, full-page writes), as
+    a benchmark comparing it with SQLite needs; tests run without them.
+    """
     bindir = find_postgres_bin()
     if bindir is None:
         backend_missing(
@@ -96,8 +101,12 @@ def postgres_server(timeout: float = 60.0) -> Iterator[str]:
         with open(log, "wb") as out:
             proc = subprocess.Popen(
                 [str(bindir / "postgres"), "-D", str(root / "data"), "-p", str(port), "-k", str(root)]
-                + ["-h", "127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off"]
-                + ["-c", "full_page_writes=off", "-c", "max_connections=50"],
+                + ["-h", "127.0.0.1", "-c", "max_connections=50"]
+                + (
+                    []
+                    if durable
+                    else ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]
+                ),
                 cwd=root,
                 env=env,
                 stdout=out,
