@@ -1,7 +1,8 @@
 """HTTP throughput: 20 and 50 concurrent S1 conversations through `plangraph serve`, hash and MiniLM.
 
     PYTHONPATH=. .venv/bin/python bench/http_throughput.py [--sizes 20,50] [--embeddings hash,minilm]
-        [--processes 1,2] [--checkpoints sqlite,postgres] [--ref REF] [--profile] [--no-write]
+        [--processes 1,3] [--checkpoints sqlite,postgres] [--modes batch,steady] [--steady 5,35]
+        [--ref REF] [--profile] [--no-write]
 
 Each (embeddings, size) cell starts a fresh `plangraph serve` (bench/http_load.py's server and
 driver: S1 → question → resume → report → GET /plans, every result checked against its own
@@ -222,7 +223,7 @@ def main() -> int:
     ap.add_argument("--profile", action="store_true", help="py-spy the server during the first cell")
     ap.add_argument("--ref", help="also serve from this git commit, each cell side by side")
     ap.add_argument(
-        "--processes", default="1", help="server processes per cell, e.g. 1,2 (this checkout only)"
+        "--processes", default="1", help="server processes per cell, e.g. 1,3 (a --ref needs them too)"
     )
     ap.add_argument(
         "--checkpoints",
@@ -262,10 +263,11 @@ def main() -> int:
     top: list[tuple[int, float, str]] = []
     folded = Path(tempfile.mkdtemp()) / "server.txt" if args.profile else None
     with contextlib.ExitStack() as stack:
-        # (name, tree, processes) per cell: this checkout at each process count, the old tree at one
-        runs = [(head.stdout.strip(), ROOT, int(n)) for n in args.processes.split(",")]
+        # (name, tree, processes) per cell: this checkout and the old tree, side by side at each count
+        trees = [(head.stdout.strip(), ROOT)]
         if args.ref:
-            runs.insert(1, (args.ref, stack.enter_context(checkout(args.ref)), 1))
+            trees.append((args.ref, stack.enter_context(checkout(args.ref))))
+        runs = [(name, tree, int(n)) for n in args.processes.split(",") for name, tree in trees]
         fresh = stack.enter_context(_postgres()) if "postgres" in stores else None
         for embeddings in args.embeddings.split(","):
             for size in [int(s) for s in args.sizes.split(",")]:
