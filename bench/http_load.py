@@ -58,9 +58,24 @@ def answer_for(index: int) -> tuple[str, int, str]:
 
 
 def drive(base_url: str, key: str, index: int, timeout: float = 300) -> Conversation:
-    """S1 → question → resume with this conversation's answer → completed plan, checked."""
+    """S1 → question → resume with this conversation's answer → completed plan, checked.
+
+    A request the server fails (HTTP 4xx/5xx) ends the conversation with that as its problem;
+    the other conversations go on, so one failure is reported beside the numbers, not instead.
+    """
     city, capacity, answer = answer_for(index)
     conv = Conversation(index, city, capacity)
+    try:
+        return _drive(base_url, key, conv, answer, timeout)
+    except httpx.HTTPStatusError as error:
+        conv.problem = (
+            f"HTTP {error.response.status_code} from {error.request.url.path}: {error.response.text[:200]}"
+        )
+        return conv
+
+
+def _drive(base_url: str, key: str, conv: Conversation, answer: str, timeout: float) -> Conversation:
+    city, capacity, index = conv.city, conv.capacity_kw, conv.index
     thread = f"load-{index}"
     with httpx.Client(base_url=base_url, headers={"X-API-Key": key}, timeout=timeout) as client:
 

@@ -260,6 +260,7 @@ def main() -> int:
     if not 0 < warm < until:
         ap.error("--steady: the warm-up must be positive and before the end, e.g. 5,35")
     rows: list[str] = []
+    failures: list[str] = []
     top: list[tuple[int, float, str]] = []
     folded = Path(tempfile.mkdtemp()) / "server.txt" if args.profile else None
     with contextlib.ExitStack() as stack:
@@ -286,6 +287,10 @@ def main() -> int:
                         f"{100 * r['busy']:.0f} % | {r['cpu_per_conv']:.2f} | {r['load']} |"
                     )
                     print(rows[-1], flush=True)
+                    if not r["ok"]:
+                        failures.append(
+                            f"{name}, {processes} processes, {embeddings}, {load}: {r['problems'][0]}"
+                        )
                     if folded is not None and not top and folded.exists():
                         top = _top(folded)
     table = "\n".join(
@@ -311,6 +316,8 @@ driver's) ÷ (measured seconds × CPUs); "all cores busy" is the whole machine's
 so utilisation cannot reach 100 % and the times are inflated.
 
 {table}"""
+    if failures:
+        body += "\n\nConversations that failed (first per row):\n\n" + "\n".join(f"- {f}" for f in failures)
     if top:
         body += "\n\nWhere a turn's time goes (py-spy samples of the server during the first row, project functions, inclusive):\n\n"
         body += "| samples | share | function |\n|---:|---:|---|\n"
