@@ -48,7 +48,7 @@ def configure_serve(parser: argparse.ArgumentParser) -> None:
         default=None,
         help=(
             "server processes sharing the port (default PLANGRAPH_HTTP_PROCESSES or 1). One process runs "
-            "Python on one core at a time; set this to the number of cores to use them all"
+            "Python on one core at a time; set this to the number of cores + 1 to keep them all busy"
         ),
     )
 
