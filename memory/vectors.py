@@ -395,15 +395,16 @@ class VectorIndex:
         """Nearest blocks as (namespace, block_id, cosine), only from `namespaces` (and `todo_id`)."""
         found: list[tuple[str, str, float]] = []
         for ns in namespaces:
-            size = self.count(ns, len(vector))
-            if not size:
+            if not self.count(ns, len(vector)):
                 continue
+            # Not capped at the count: it is cached, and another process may have added vectors
+            # since (Chroma returns fewer than asked for without complaint).
             res: Any = self._using(
                 ns,
                 len(vector),
-                lambda col, size=size: col.query(  # type: ignore[misc]
+                lambda col: col.query(  # type: ignore[misc]
                     query_embeddings=[vector],
-                    n_results=min(n, size),
+                    n_results=n,
                     where=None if todo_id is None else {"todo_id": todo_id},
                     include=["metadatas", "distances"],
                 ),

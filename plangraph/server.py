@@ -141,6 +141,32 @@ def _serve_processes(
     except OSError as error:
         raise _cannot_listen(args, error) from None
     factory = functools.partial(_worker_app, data_dir, args.insecure_no_auth)
-    return supervise(
-        reserved, processes, factory, lambda: _print_listening(reserved, family, f" ({processes} processes)")
-    )
+
+    def serve() -> int:
+        return supervise(
+            reserved,
+            processes,
+            factory,
+            lambda: _print_listening(reserved, family, f" ({processes} processes)"),
+        )
+
+    if os.environ.get("PLANGRAPH_CHROMA_URL", "").strip():
+        return serve()  # the user's Chroma server: every worker uses it already
+    # A local Chroma folder cannot be shared by processes (plangraph.serve_chroma): one server for all.
+    from graphs.context import Context
+    from plangraph.serve_chroma import shared_chroma
+
+    try:
+        with shared_chroma(Context(data_dir=data_dir).data_path if data_dir else Context().data_path) as url:
+            print(
+                f"plangraph serve: vectors of the {processes} processes in a Chroma server at {url}",
+                file=sys.stderr,
+            )
+            os.environ["PLANGRAPH_CHROMA_URL"] = url  # the workers start with it (and restarted ones too)
+            try:
+                return serve()
+            finally:
+                os.environ.pop("PLANGRAPH_CHROMA_URL", None)
+    except BaseException:
+        reserved.close()
+        raise

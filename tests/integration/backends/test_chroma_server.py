@@ -98,3 +98,63 @@ def test_unreachable_server_is_a_clear_connection_error(tmp_path):
         chroma_client(tmp_path, f"http://127.0.0.1:{free_port()}")
     with pytest.raises(ValueError, match="http://host:port"):
         chroma_client(tmp_path, "127.0.0.1:8000")
+
+
+_WRITER_OR_READER = """
+import sys
+from langchain_core.embeddings import DeterministicFakeEmbedding
+from langchain_core.messages import AIMessage, HumanMessage
+from memory import BlockMemory
+
+role, path, url = sys.argv[1], sys.argv[2], sys.argv[3] or None
+memory = BlockMemory(path, DeterministicFakeEmbedding(size=8), chroma_url=url)
+ns = memory.scope("pv_calc", "u1", "c1")
+if role == "read":
+    vectors = memory._vectors
+    print(len(vectors.query([0.1] * 8, [ns], 100)), flush=True)  # loads the collection
+    sys.stdin.readline()  # another process writes meanwhile
+    print(len(vectors.query([0.1] * 8, [ns], 100)), flush=True)
+else:
+    memory.add_messages(ns, [m for i in range(6) for m in (
+        HumanMessage(f"{role} question {i} on topic {role}{i}", id=f"{role}h{i}"),
+        AIMessage(f"{role} answer {i}", id=f"{role}a{i}"))])
+    memory.flush(ns)
+memory.close()
+"""
+
+
+def test_vectors_another_process_adds_are_found_through_the_server(chroma_url, tmp_path):
+    """Why `plangraph serve --processes N` runs a Chroma server (plangraph.serve_chroma).
+
+    Two processes on one local Chroma folder each keep their own copy of a collection's index: a
+    process that had read it did not find the 3 vectors another process added later (measured).
+    Through a server every process finds every vector.
+    """
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[3])
+
+    def run(*args: str, **kwargs):  # noqa: ANN202
+        return subprocess.Popen(
+            [sys.executable, "-c", _WRITER_OR_READER, *args],
+            cwd=root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            **kwargs,
+        )
+
+    first = run("alpha", str(tmp_path), chroma_url)
+    first.communicate(timeout=120)
+    assert first.returncode == 0
+    reader = run("read", str(tmp_path), chroma_url)
+    assert reader.stdin is not None and reader.stdout is not None
+    before = int(reader.stdout.readline())
+    second = run("beta", str(tmp_path), chroma_url)
+    second.communicate(timeout=120)
+    assert second.returncode == 0
+    after, _ = reader.communicate("go\n", timeout=120)
+    assert before > 0
+    assert int(after) > before  # the other process's new blocks are found

@@ -16,8 +16,10 @@ import threading
 import time
 from pathlib import Path
 
+import chromadb
 import httpx
 import pytest
+from chromadb.config import Settings
 
 from tests.integration.http.http_support import human
 
@@ -156,10 +158,23 @@ def test_a_conversation_moves_between_processes_and_a_killed_worker_is_replaced(
             f"{server.url}/plans/{done['plan']['planId']}", headers={"X-API-Key": "k1"}, timeout=30
         ).json()
         assert record["status"] == "completed"
+
+        # The workers keep their vectors in one Chroma server (a local folder cannot be shared:
+        # each process would keep its own stale copy of the index), started in the data dir.
+        [chroma_url] = re.findall(r"in a Chroma server at (http://127\.0\.0\.1:\d+)", "".join(server.lines))
+        host, chroma_port = chroma_url.removeprefix("http://").split(":")
+        chroma = chromadb.HttpClient(
+            host=host, port=int(chroma_port), settings=Settings(anonymized_telemetry=False)
+        )
+        sizes = [chroma.get_collection(c.name).count() for c in chroma.list_collections()]
+        assert sum(sizes) > 0
+        assert (tmp_path / "chroma-server").is_dir() and not (tmp_path / "memory" / "chroma").exists()
     finally:
         code = server.stop()
     log = "".join(server.lines)
     assert code == 0, log
+    with pytest.raises(httpx.TransportError):  # stopped with the workers
+        httpx.get(f"{chroma_url}/api/v2/heartbeat", timeout=5)
     assert "已退出" in log and "正在启动新的进程" in log
     assert "Traceback" not in log
     assert _workers(server.proc.pid) == []
