@@ -196,6 +196,7 @@ class KnowledgeIndex:
                         "tags": p.tags,
                         "sha": p.sha,
                         "english": p.english,
+                        "questions": p.questions,
                     }
                     for p in batch
                 ],
@@ -243,6 +244,7 @@ class KnowledgeIndex:
                 text,
                 str(m["sha"]),
                 str(m.get("english") or ""),
+                str(m.get("questions") or ""),
             )
             for pid, text, m in rows
         ]
