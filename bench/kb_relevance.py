@@ -47,6 +47,7 @@ SUMMARY = (0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 1.01)  # question ↔ the note's Eng
 LAY = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 1.01)  # everyday words (`KbHit.lay_score`)
 CREDIT = (0.0, 0.25, 0.5, 0.75, 1.0)  # weight of a same-class (词林) word in the everyday-words coverage
 AGREE = (0.0, 0.1, 0.2, 0.3, 0.4)  # an English question's word match needs this summary similarity too
+CHARS = (0.0, 0.25, 0.5, 0.75, 1.0)  # weight of an unmatched word's characters found in the note
 TOP_K = 3
 
 
@@ -75,12 +76,13 @@ def searched(index: KnowledgeIndex, rows: list[dict]) -> list[tuple[dict, list]]
     return [(row, index.search(row["question"], k=20)) for row in rows]
 
 
-Setting = tuple[float, float, float, float, float, float]  # coverage, vector, summary, lay, credit, agree
+# coverage, vector, summary, lay, class credit, English agreement, character credit
+Setting = tuple[float, float, float, float, float, float, float]
 
 
 def is_relevant(hit: KbHit, setting: Setting) -> bool:
-    coverage, vector, summary, lay, credit, agree = setting
-    words = hit.coverage >= coverage or hit.lay_score(credit) >= lay
+    coverage, vector, summary, lay, credit, agree, chars = setting
+    words = hit.coverage >= coverage or hit.lay_score(credit, chars) >= lay
     if hit.english and hit.passage.english:
         words = words and hit.summary >= agree
     return words or hit.vector >= vector or hit.summary >= summary
@@ -133,7 +135,7 @@ def main() -> None:
         results.update({(lang, "heldout"): searched(index, rows[lang]) for lang in HELD_OUT})
     off = (1.01, 0.0)
     grid: list[Setting] = [
-        (c, v, m, *off, a) for c in COVERAGE for v in VECTOR for m in SUMMARY for a in AGREE
+        (c, v, m, *off, a, 0.0) for c in COVERAGE for v in VECTOR for m in SUMMARY for a in AGREE
     ]
 
     def dev(setting: Setting, key: str) -> float:
@@ -144,11 +146,15 @@ def main() -> None:
         # floors that refuse every dev out-of-scope question, the one answering the most dev questions
         safe = [s for s in settings if dev(s, "refused") == len(SETS)] or settings
         # (ties: the coverage floor nearest 0.5, the higher floors, the smaller class credit and agreement)
-        return max(safe, key=lambda s: (dev(s, "answered"), -abs(s[0] - 0.5), s[1], s[2], s[3], -s[4], -s[5]))
+        return max(
+            safe, key=lambda s: (dev(s, "answered"), -abs(s[0] - 0.5), s[1], s[2], s[3], -s[4], -s[5], -s[6])
+        )
 
     words = best_of(grid)
     # the everyday-words floor and the class credit, swept with the other floors at their dev choice
-    best = best_of([(*words[:3], lay, credit, words[5]) for lay in LAY for credit in CREDIT])
+    best = best_of(
+        [(*words[:3], lay, credit, words[5], ch) for lay in LAY for credit in CREDIT for ch in CHARS]
+    )
     now = RankerSettings()
     current: Setting = (
         now.min_coverage,
@@ -157,20 +163,22 @@ def main() -> None:
         now.min_lay,
         now.concept_credit,
         now.min_agree,
+        now.char_credit,
     )
     print(f"embeddings={args.embeddings} seconds={time.perf_counter() - started:.0f}")
     print(f"load average: {Path('/proc/loadavg').read_text().strip()}")
     print(
-        "| floors (coverage, vector, summary, lay, class credit) | split | lang | answered | refused | right |"
+        "| floors (coverage, vector, summary, lay, class credit, agreement, characters) | split | lang | answered | refused | right |"
     )
     print("|---|---|---|---|---|---|")
     shown = [
         ("current", current),
         ("best on dev", best),
-        ("without everyday words", (*best[:3], *off, best[5])),
+        ("without everyday words", (*best[:3], *off, best[5], 0.0)),
     ]
-    shown += [("without classes", (*best[:4], 0.0, best[5]))] if best[4] else []
-    shown += [("without agreement", (*best[:5], 0.0))] if best[5] else []
+    shown += [("without classes", (*best[:4], 0.0, *best[5:]))] if best[4] else []
+    shown += [("without characters", (*best[:6], 0.0))] if best[6] else []
+    shown += [("without agreement", (*best[:5], 0.0, best[6]))] if best[5] else []
     shown += [("also", (*best[:3], lay, *best[4:])) for lay in LAY[:-1] if abs(lay - best[3]) <= 0.1]
     for label, setting in dict.fromkeys(shown):
         for split in ("dev", "test") if args.final else ("dev",):

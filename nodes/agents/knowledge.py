@@ -77,7 +77,7 @@ def serves(services: Any, question: str) -> bool:
         and (
             h.passage.passage_id in uploaded
             or h.summary >= s.min_summary
-            or h.lay_score(s.concept_credit) >= s.min_lay
+            or h.lay_score(s.concept_credit, s.char_credit) >= s.min_lay
         )
         for h in index.search(question, k=3)
     )
