@@ -1,13 +1,16 @@
 """The knowledge agent's relevance floor, measured: when does it answer, when does it say "I don't know"?
 
-The knowledge agent answers from a hit only when the hit is *relevant*: the idf-weighted share of
-the question's terms the passage contains (`coverage`) reaches `RankerSettings.min_coverage`, or
-its vector similarity reaches `min_vector`. This bench sweeps both floors over two labelled sets
-(tests/unit/kb/data/english_questions.jsonl and chinese_questions.jsonl: two questions per shipped
-note, one dev and one test, plus out-of-scope questions split by their number; the ten unrelated
-questions of tests/integration/kb/test_kb_minilm.py count as dev out-of-scope), picks the floors
-that answer the most dev questions while refusing every dev out-of-scope one (citing documents that
-do not answer is worse than "I don't know"), and reports them on the test split.
+The knowledge agent answers from a hit only when the hit is *relevant* (`tools.kb.search`): enough
+of the question's weighted terms in the passage (`coverage`), a very high vector similarity, a
+question close to the note's English summary, or enough of the question in everyday words
+(`lay_score`: the note's words and its `问法：` questions, 词林 classes and characters at a credit);
+an English question's word matches also need its summary's agreement. This bench sweeps those
+floors over four labelled sets (tests/unit/kb/data: english_questions, chinese_questions,
+english_paraphrases, chinese_paraphrases; dev/test splits; the ten unrelated questions of
+tests/integration/kb/test_kb_minilm.py count as dev out-of-scope), picks the floors that answer the
+most dev questions while refusing every dev out-of-scope one (citing documents that do not answer
+is worse than "I don't know"), and with `--final` reports them on the test split and on the
+held-out set (chinese_heldout.jsonl: fresh questions never used to choose anything).
 
     PYTHONPATH=. .venv/bin/python bench/kb_relevance.py                # MiniLM (the default embeddings)
     PYTHONPATH=. .venv/bin/python bench/kb_relevance.py --embeddings hash
