@@ -151,6 +151,23 @@ class HybridRanker:
         # A lone character the corpus never uses ("定" in "怎么定") is grammar, not topic.
         return list(dict.fromkeys(t for t in terms if len(t) > 1 or t in self._idf))
 
+    def _cut_apart(self, query: str) -> list[str]:
+        """Lone characters of a word jieba did not know and cut apart ("年假" → 年 + 假), not in `query_terms`.
+
+        `query_terms` drops a lone character the corpus never uses as grammar; two lone characters
+        side by side are a word's pieces, and dropping them would leave the question without its
+        topic ("公司年假怎么休" would read as "公司").
+        """
+        pieces = [t for t in tokenize(query) if t not in QUESTION_WORDS]
+        lone = [len(t) == 1 and bool(_CJK_CHAR.match(t)) for t in pieces]
+        return [
+            t
+            for i, t in enumerate(pieces)
+            if lone[i]
+            and ((i > 0 and lone[i - 1]) or (i + 1 < len(pieces) and lone[i + 1]))
+            and t not in self._idf
+        ]
+
     def _lay_cover(self, i: int, classes: Mapping[str, frozenset[str]]) -> tuple[float, float, float]:
         """Idf-weighted shares of the question's topic terms (`classes`: term → its 词林 classes).
 
@@ -223,7 +240,7 @@ class HybridRanker:
         english = detect_language(query) == "en"
         scored = set(matched) | {self._position[p] for p in vector_scores if p in self._position}
         scored |= {i for i, p in enumerate(self.passages) if summaries.get(p.doc_key, 0.0) > 0}
-        classes = {t: frozenset(concept_terms([t])) for t in terms if _topic(t)}
+        classes = {t: frozenset(concept_terms([t])) for t in [*terms, *self._cut_apart(query)] if _topic(t)}
         related = {c for cs in classes.values() for c in cs}
         scored |= {i for i, lay in enumerate(self._lay) if not lay.isdisjoint(terms)}
         scored |= {i for i, near in enumerate(self._classes) if not near.isdisjoint(related)}
