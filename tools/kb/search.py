@@ -255,7 +255,8 @@ class HybridRanker:
             summary = max(0.0, float(summaries.get(passage.doc_key, 0.0)))
             bm25_norm = max(0.0, float(matched.get(i, 0.0))) / top
             score = s.bm25_weight * bm25_norm + (1 - s.bm25_weight) * max(vector, summary)
-            lay, concept, chars = self._lay_cover(i, classes)
+            # a question the filters leave one word of says too little to be matched in everyday words
+            lay, concept, chars = self._lay_cover(i, classes) if len(classes) > 1 else (0.0, 0.0, 0.0)
             everyday = lay + s.concept_credit * concept + s.char_credit * chars
             words = coverage >= s.min_coverage or everyday >= s.min_lay
             if english and passage.doc_key in summaries:
