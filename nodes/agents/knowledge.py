@@ -59,19 +59,26 @@ def serves(services: Any, question: str) -> bool:
     """True when the knowledge base answers `question` although no agent's words matched it.
 
     Asked by the planner when nothing else matched: a question about the user's own (or shared)
-    documents (a relevant uploaded passage), or one put in words the notes do not use ("How fast
+    documents (a relevant uploaded passage), one put in words the notes do not use ("How fast
     do panels wear out?") but close in meaning to a note's English summary (`KbHit.summary` at or
-    above the ranker's `min_summary`). Word overlap alone does not count here: a request that
-    matched no agent and merely shares common words with a note ("公司年假") stays out of scope.
+    above the ranker's `min_summary`), or one in the everyday words of the questions a note says
+    it answers ("太阳能板用久了功率会变少吗": `KbHit.lay_score` at or above `min_lay`). Word overlap
+    with the notes' own text alone does not count here: a request that matched no agent and merely
+    shares common words with a note ("公司年假") stays out of scope.
     """
     if services.knowledge is None:
         return False
     index: KnowledgeIndex = services.knowledge()
     index.refresh()
     uploaded = {p.passage_id for p in index.uploads.passages(index.owners)}
-    floor = index.settings.min_summary
+    s = index.settings
     return any(
-        h.relevant and (h.passage.passage_id in uploaded or h.summary >= floor)
+        h.relevant
+        and (
+            h.passage.passage_id in uploaded
+            or h.summary >= s.min_summary
+            or h.lay_score(s.concept_credit, s.char_credit) >= s.min_lay
+        )
         for h in index.search(question, k=3)
     )
 

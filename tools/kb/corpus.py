@@ -2,9 +2,12 @@
 
 A document is a `.md` or `.txt` file. Its first `# ` line is the title (else the file name), a
 line starting with `来源：` (or `Source:`) names the source that answers cite, and an optional
-`标签：` line adds search keywords, and an optional `English:` line ("English title | summary")
-lets a Chinese document answer English questions offline (it is searched too). Long bodies are cut
-into passages of about `MAX_PASSAGE_CHARS`.
+`标签：` line adds search keywords, an optional `English:` line ("English title | summary")
+lets a Chinese document answer English questions offline (it is searched too), and an optional
+`问法：` line lists questions the document answers in everyday words ("太阳能板用久了功率下降多少算正常；…",
+separated by "；"), so a question put in words the document does not use still finds it (doc2query
+written by the document's author; `tools.kb.search`). Long bodies are cut into passages of about
+`MAX_PASSAGE_CHARS`.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ _SUFFIXES = (".md", ".txt")
 _SOURCE = re.compile(r"^\s*(?:来源|出处|source)\s*[:：]\s*(.+)$", re.IGNORECASE)
 _TAGS = re.compile(r"^\s*(?:标签|关键词|tags)\s*[:：]\s*(.+)$", re.IGNORECASE)
 _ENGLISH = re.compile(r"^\s*(?:english|英文摘要)\s*[:：]\s*(.+)$", re.IGNORECASE)
+_QUESTIONS = re.compile(r"^\s*(?:问法|常见问题|questions)\s*[:：]\s*(.+)$", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[。！？；!?;])")
 
 
@@ -55,6 +59,7 @@ class KbPassage:
     text: str
     sha: str
     english: str = ""  # "English title | summary" of a Chinese document, for English answers offline
+    questions: str = ""  # questions the document answers in everyday words ("…；…"), searched, never quoted
 
 
 def kb_dirs(extra: str = "") -> list[Path]:
@@ -94,7 +99,7 @@ def read_document(path: Path, doc_key: str | None = None) -> list[KbPassage]:
     raw = path.read_bytes()
     sha = hashlib.sha256(raw).hexdigest()
     key = doc_key or str(path.resolve())
-    title, source, tags, english, body = "", "", "", "", []
+    title, source, tags, english, questions, body = "", "", "", "", "", []
     for line in raw.decode("utf-8", errors="replace").splitlines():
         stripped = line.strip()
         if not title and stripped.startswith("# "):
@@ -105,13 +110,15 @@ def read_document(path: Path, doc_key: str | None = None) -> list[KbPassage]:
             tags = m.group(1).strip()
         elif not english and (m := _ENGLISH.match(stripped)):
             english = m.group(1).strip()
+        elif not questions and (m := _QUESTIONS.match(stripped)):
+            questions = m.group(1).strip()
         else:
             body.append(line)
     title = title or path.stem
     source = source or f"本地文档《{path.name}》"
     prefix = hashlib.sha256(key.encode()).hexdigest()[:12]
     return [
-        KbPassage(f"{prefix}:{sha[:12]}:{i}", key, title, source, tags, text, sha, english)
+        KbPassage(f"{prefix}:{sha[:12]}:{i}", key, title, source, tags, text, sha, english, questions)
         for i, text in enumerate(_passages("\n".join(body)) or [title])
     ]
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from langchain_core.embeddings import Embeddings
+from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings, FakeEmbeddings
 
 from tools.kb.corpus import KbPassage, file_sha, read_document, scan_documents
 from tools.kb.search import HybridRanker, KbHit, RankerSettings, passage_tokens
@@ -29,6 +29,7 @@ from tools.kb.uploads import SHARED, UploadStore
 
 __all__ = ["IndexReport", "KnowledgeIndex", "embedding_id"]
 
+_FAKES = (DeterministicFakeEmbedding, FakeEmbeddings)  # PLANGRAPH_EMBEDDINGS=hash and unit tests
 _BATCH = 256  # passages per upsert: well under Chroma's batch limit, large enough for the model
 
 
@@ -166,7 +167,9 @@ class KnowledgeIndex:
                 )
                 ids, distances = found["ids"][0], (found["distances"] or [[]])[0]
                 vector.update({pid: 1.0 - float(d) for pid, d in zip(ids, distances, strict=True)})
-            return self._ranker.rank(query, vector, k, self._summary_scores(embedding))
+            # a test stand-in's vectors mean nothing: its summary similarities neither answer nor veto
+            summaries = None if isinstance(self.embeddings, _FAKES) else self._summary_scores(embedding)
+            return self._ranker.rank(query, vector, k, summaries)
 
     def query_terms(self, query: str) -> list[str]:
         """The topic terms of `query` as the ranker sees them (call `refresh` first)."""
@@ -196,6 +199,7 @@ class KnowledgeIndex:
                         "tags": p.tags,
                         "sha": p.sha,
                         "english": p.english,
+                        "questions": p.questions,
                     }
                     for p in batch
                 ],
@@ -243,6 +247,7 @@ class KnowledgeIndex:
                 text,
                 str(m["sha"]),
                 str(m.get("english") or ""),
+                str(m.get("questions") or ""),
             )
             for pid, text, m in rows
         ]

@@ -1,22 +1,29 @@
 """Hybrid ranking of knowledge passages: BM25 (jieba tokens) fused with vector similarity.
 
 A hit only counts as an answer source when it is *relevant*: enough of the question's weighted
-terms occur in it (IDF-weighted coverage), its vector similarity is very high, or the question is
+terms occur in it (IDF-weighted coverage), its vector similarity is very high, the question is
 close in meaning to the English summary of its document (a note's `English:` line; it lets an
-English question find a Chinese note in words the note does not use). Otherwise the agent says it
-does not know instead of citing something merely nearby.
+English question find a Chinese note in words the note does not use), or enough of the question
+is covered in everyday words (`lay`): by the passage's words, by the questions its document says
+it answers (a note's `问法：` line), and — at a discount — by words of the same 同义词词林 class
+(`memory.concepts`: 减少 ~ 缩减, 本钱 ~ 成本) or by some of a word's characters (收钱 ~ 收取费用). An
+English question's word matches count only where its meaning is also near the document's English
+summary. Otherwise the agent says it does not know instead of citing something merely nearby.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
 
 from memory.bm25 import IncrementalBM25
+from memory.concepts import concept_terms, thesaurus
 from memory.text import QUESTION_WORDS, tokenize
 from tools.kb.corpus import KbPassage
+from tools.lang import detect_language
 from tools.segment import declared_terms, term_tokenizer
 
 __all__ = ["HybridRanker", "KbHit", "RankerSettings", "passage_tokens"]
@@ -28,8 +35,16 @@ class RankerSettings:
 
     bm25_weight: float = 0.6
     min_coverage: float = 0.5
-    min_vector: float = 0.8
-    min_summary: float = 0.45
+    min_vector: float = 1.01  # above 1: vectors never decide alone
+    min_summary: float = 0.5
+    min_lay: float = 0.7  # everyday-words coverage (`KbHit.lay_score`), chosen on the dev split
+    concept_credit: float = 0.5  # share of a term's weight a same-class (词林) word earns in `lay`
+    # an English question's word matches count only where its meaning is near the document's English
+    # summary too (MiniLM reads English): "What size cable…" shares words with the inspection note
+    min_agree: float = 0.2
+    # share of an unmatched Chinese word's weight earned by its characters found among the passage's
+    # everyday words, per character (收钱 ~ 收取: 收; 房顶 ~ 屋顶: 顶), chosen on the dev split
+    char_credit: float = 0.75
 
 
 @dataclass(frozen=True)
@@ -43,6 +58,14 @@ class KbHit:
     coverage: float
     relevant: bool
     summary: float = 0.0  # similarity of the question to the English summary of the passage's document
+    lay: float = 0.0  # weighted share of the question in the passage's words or its document's questions
+    concept: float = 0.0  # weighted share matched only by a word of the same thesaurus class
+    english: bool = False  # the question is English (its word matches need `min_agree`)
+    chars: float = 0.0  # weighted share of unmatched words met only by some of their characters
+
+    def lay_score(self, credit: float, char_credit: float) -> float:
+        """Everyday-words coverage with class matches at `credit` and character matches at `char_credit`."""
+        return self.lay + credit * self.concept + char_credit * self.chars
 
 
 def _contained(terms: frozenset[str], passage: KbPassage, known: set[str]) -> list[str]:
@@ -54,6 +77,28 @@ def _contained(terms: frozenset[str], passage: KbPassage, known: set[str]) -> li
 def passage_tokens(passage: KbPassage) -> list[str]:
     """The BM25 tokens of a passage (title, tags, English summary and text)."""
     return tokenize(f"{passage.title}\n{passage.tags}\n{passage.english}\n{passage.text}")
+
+
+# Words that carry no topic in a question put in everyday words: a word whose every 词林 class is
+# time (Ca), a function word (K) or a polite phrase (L) — "时候", "以后", "是不是", "还是". (A
+# quantity stays: "几天", "多少度" say what is asked.)
+_NO_TOPIC = ("Ca", "K", "L")
+_CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def _topic(term: str) -> bool:
+    """Whether a question's term says what it is about (not only a time or function word)."""
+    classes = thesaurus().get(term, "").split()
+    return not classes or not all(c.startswith(_NO_TOPIC) for c in classes)
+
+
+def _idf(term_sets: Sequence[set[str]], n: int) -> dict[str, float]:
+    """Smoothed inverse document frequency of every term of `term_sets` (n documents)."""
+    df: dict[str, int] = {}
+    for terms in term_sets:
+        for t in terms:
+            df[t] = df.get(t, 0) + 1
+    return {t: math.log((n + 1) / (c + 0.5)) for t, c in df.items()}
 
 
 class HybridRanker:
@@ -79,24 +124,90 @@ class HybridRanker:
         for doc, passage in zip(docs, self.passages, strict=True):
             doc.extend(_contained(self._segmenter.terms, passage, set(doc)))
         self._terms = [set(d) for d in docs]
+        # a document's everyday questions (`问法：`) are words of each of its passages
+        asked = {
+            q: [t for t in self._cuts(q) if t not in QUESTION_WORDS] for q in {p.questions for p in passages}
+        }
+        extra = [asked[p.questions] for p in self.passages]
         self._bm25 = IncrementalBM25()
         for i, doc in enumerate(docs):
-            self._bm25.add(i, doc)
+            self._bm25.add(i, [*doc, *extra[i]])
         n = len(docs)
-        df: dict[str, int] = {}
-        for terms in self._terms:
-            for t in terms:
-                df[t] = df.get(t, 0) + 1
-        self._idf = {t: math.log((n + 1) / (c + 0.5)) for t, c in df.items()}
+        self._idf = _idf(self._terms, n)
         self._unknown_idf = math.log((n + 1) / 0.5)
+        # everyday words: the passage's own terms and its document's questions, and their 词林 classes
+        self._lay = [terms | set(more) for terms, more in zip(self._terms, extra, strict=True)]
+        self._lay_idf = _idf(self._lay, n)
+        self._classes = [set(concept_terms(lay)) for lay in self._lay]
+        self._chars = [{c for t in lay for c in t if _CJK_CHAR.match(c)} for lay in self._lay]
+
+    def _cuts(self, text: str) -> list[str]:
+        """Both cuts: the corpus's terms whole (绿证), and jieba's own pieces as the passages hold them."""
+        return [*self._segmenter.tokenize(text), *tokenize(text)]
 
     def query_terms(self, query: str) -> list[str]:
         """The topic terms of `query` (question words dropped, order kept, no duplicates)."""
-        # both cuts: the corpus's terms whole (绿证), and jieba's own pieces as the passages hold them
-        cuts = [*self._segmenter.tokenize(query), *tokenize(query)]
-        terms = (t for t in cuts if t not in QUESTION_WORDS)
+        terms = (t for t in self._cuts(query) if t not in QUESTION_WORDS)
         # A lone character the corpus never uses ("定" in "怎么定") is grammar, not topic.
         return list(dict.fromkeys(t for t in terms if len(t) > 1 or t in self._idf))
+
+    def _cut_apart(self, query: str) -> list[str]:
+        """Lone characters of a word jieba did not know and cut apart ("年假" → 年 + 假), not in `query_terms`.
+
+        `query_terms` drops a lone character the corpus never uses as grammar; two lone characters
+        side by side are a word's pieces, and dropping them would leave the question without its
+        topic ("公司年假怎么休" would read as "公司").
+        """
+        pieces = [t for t in tokenize(query) if t not in QUESTION_WORDS]
+        lone = [len(t) == 1 and bool(_CJK_CHAR.match(t)) for t in pieces]
+        return [
+            t
+            for i, t in enumerate(pieces)
+            if lone[i]
+            and ((i > 0 and lone[i - 1]) or (i + 1 < len(pieces) and lone[i + 1]))
+            and t not in self._idf
+        ]
+
+    def _lay_cover(self, i: int, classes: Mapping[str, frozenset[str]]) -> tuple[float, float, float]:
+        """Idf-weighted shares of the question's topic terms (`classes`: term → its 词林 classes).
+
+        In passage i's everyday words; matched only by a word of the same class; met only by some of
+        their characters (counted per character).
+        """
+        words, near = self._lay[i], self._classes[i]
+        weights = [(t, self._lay_idf.get(t, self._unknown_idf)) for t in classes]
+        total = sum(w for _, w in weights) or 1.0
+        found = sum(w for t, w in weights if t in words)
+        related = sum(w for t, w in weights if t not in words and not near.isdisjoint(classes[t]))
+        chars = self._chars[i]
+        partial = sum(
+            w * sum(c in chars for c in t) / len(t)
+            for t, w in weights
+            if t not in words and near.isdisjoint(classes[t]) and len(t) > 1 and _CJK_CHAR.match(t)
+        )
+        return found / total, related / total, partial / total
+
+    def _groups(self, terms: Sequence[str]) -> dict[str, list[str]]:
+        """The question's terms grouped: a declared term with the pieces jieba cuts it into, others alone.
+
+        "屋顶光伏" and its pieces 屋顶 and 光伏 name one thing: counted once, not three times.
+        """
+        wholes = [t for t in terms if t in self._segmenter.terms and len(t) > 2]
+        groups: dict[str, list[str]] = {t: [] for t in terms}
+        for t in terms:
+            owner = next((w for w in wholes if w != t and t in w), None)
+            if owner is not None:
+                groups[owner].append(t)
+                del groups[t]
+        return groups
+
+    def _group_cover(self, whole: str, pieces: list[str], weights: Mapping[str, float], i: int) -> float:
+        """A group's weight covered by passage i: all of it with the whole term, else its pieces' share."""
+        have = self._terms[i]
+        if whole in have or not pieces:
+            return weights[whole] if whole in have else 0.0
+        part = sum(weights[t] for t in pieces if t in have) / sum(weights[t] for t in pieces)
+        return weights[whole] * part
 
     def term_weights(self, terms: Sequence[str]) -> dict[str, float]:
         """IDF weight of each term; a term the corpus never uses weighs most."""
@@ -120,23 +231,51 @@ class HybridRanker:
         matched: dict[int, float] = self._bm25.scores(terms)  # type: ignore[assignment]  # keys: positions
         top = max([float(v) for v in matched.values() if v > 0], default=1.0)
         weights = self.term_weights(terms)
-        total = sum(weights.values())
+        groups = self._groups(terms)
+        total = sum(weights[whole] for whole in groups)
         s = self.settings
         # Only passages holding a query term or a vector score can rank above zero; the rest (all
         # alike at score 0) fill up to k in passage order, as a full sort would leave them.
         summaries = summary_scores or {}
+        english = detect_language(query) == "en"
         scored = set(matched) | {self._position[p] for p in vector_scores if p in self._position}
         scored |= {i for i, p in enumerate(self.passages) if summaries.get(p.doc_key, 0.0) > 0}
+        classes = {t: frozenset(concept_terms([t])) for t in [*terms, *self._cut_apart(query)] if _topic(t)}
+        related = {c for cs in classes.values() for c in cs}
+        scored |= {i for i, lay in enumerate(self._lay) if not lay.isdisjoint(terms)}
+        scored |= {i for i, near in enumerate(self._classes) if not near.isdisjoint(related)}
         filler = list(islice((i for i in range(len(self.passages)) if i not in scored), k))
         hits = []
         for i in sorted([*scored, *filler]):
             passage = self.passages[i]
-            coverage = sum(w for t, w in weights.items() if t in self._terms[i]) / total
+            coverage = (
+                sum(self._group_cover(whole, pieces, weights, i) for whole, pieces in groups.items()) / total
+            )
             vector = max(0.0, float(vector_scores.get(passage.passage_id, 0.0)))
             summary = max(0.0, float(summaries.get(passage.doc_key, 0.0)))
             bm25_norm = max(0.0, float(matched.get(i, 0.0))) / top
             score = s.bm25_weight * bm25_norm + (1 - s.bm25_weight) * max(vector, summary)
-            relevant = coverage >= s.min_coverage or vector >= s.min_vector or summary >= s.min_summary
-            hits.append(KbHit(passage, score, bm25_norm, vector, coverage, relevant, summary))
+            # a question the filters leave one word of says too little to be matched in everyday words
+            lay, concept, chars = self._lay_cover(i, classes) if len(classes) > 1 else (0.0, 0.0, 0.0)
+            everyday = lay + s.concept_credit * concept + s.char_credit * chars
+            words = coverage >= s.min_coverage or everyday >= s.min_lay
+            if english and passage.doc_key in summaries:
+                words = words and summary >= s.min_agree
+            relevant = words or vector >= s.min_vector or summary >= s.min_summary
+            hits.append(
+                KbHit(
+                    passage,
+                    score,
+                    bm25_norm,
+                    vector,
+                    coverage,
+                    relevant,
+                    summary,
+                    lay,
+                    concept,
+                    english,
+                    chars,
+                )
+            )
         hits.sort(key=lambda h: (h.relevant, h.score), reverse=True)
         return hits[:k]
