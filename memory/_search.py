@@ -31,7 +31,8 @@ from memory.concepts import query_concepts
 from memory.metadata import block_text
 from memory.recall import expansion_terms, unit_lexical
 from memory.scoring import Candidate, rank, vector_weight
-from memory.text import QUESTION_WORDS, ZH_STOP, search_terms
+from memory.spread import asks_for_set, spread
+from memory.text import QUESTION_WORDS, ZH_STOP, search_terms, stem_terms
 from memory.tiers import longterm_namespace
 from memory.types import BlockHit, MemorySettings
 from memory.vectors import VectorIndex
@@ -87,6 +88,15 @@ def _cosines(light: dict[Key, dict[str, Any]], vec: np.ndarray | None) -> dict[K
     return dict(zip(keys, _cos([light[k]["vec"] for k in keys], vec), strict=True)) if keys else {}
 
 
+def _smoothed(values: list[float], weight: float) -> list[float]:
+    """Each message's cosine mixed with its neighbours' in the block: (own + w·Σ next) / (1 + w·n)."""
+    out = []
+    for i, own in enumerate(values):
+        near = values[max(i - 1, 0) : i] + values[i + 1 : i + 2]
+        out.append((own + weight * sum(near)) / (1 + weight * len(near)))
+    return out
+
+
 def _content_prior(state: NamespaceState, unit: Unit, c: float) -> float:
     """The prior n / (n + c) of a message of n content terms ("No way." shares its closure's vector)."""
     with state.lock:
@@ -136,6 +146,7 @@ class SearchMixin:
             for name in sorted(named, key=len, reverse=True):
                 stripped = stripped.replace(name, " ")
         terms = search_terms(stripped)
+        unit_terms = stem_terms(terms) if settings.stem_english else terms  # as messages are indexed
         concepts = (
             query_concepts(terms, _NOT_TOPIC, settings.answer_classes) if settings.concept_weight > 0 else {}
         )
@@ -146,9 +157,9 @@ class SearchMixin:
             with state.lock:
                 for bid, score in state.block_scores(terms, todo_id, settings.candidates).items():
                     block_bm25[(ns, bid)] = max(score, 1e-3)  # Okapi idf can be ≤ 0 in a tiny corpus
-                found = unit_lexical(state, terms, settings, todo_id, ns == namespace, 2 * k, concepts)
+                found = unit_lexical(state, unit_terms, settings, todo_id, ns == namespace, 2 * k, concepts)
                 if settings.expansion_weight > 0 and found:
-                    extra = expansion_terms(state, found, terms, settings)
+                    extra = expansion_terms(state, found, unit_terms, settings)
                     more = unit_lexical(state, extra, settings, todo_id, ns == namespace)
                     best, best_more = max(found.values()), max(more.values(), default=0.0) or 1.0
                     for unit, score in more.items():  # scaled so expansion adds at most its weight
@@ -165,8 +176,14 @@ class SearchMixin:
                 with state.lock:
                     in_span.update((ns, u) for u, at in state.unit_at.items() if span[0] <= at < span[1])
         vec, cosines = vectors.result() if vectors is not None else (None, {})
+        near: set[tuple[str, Unit]] = set()  # messages whose own (or closure) vector is nearest
+        if vec is not None and settings.vector_units > 0:
+            for ns, state in states.items():
+                with state.lock:
+                    keep = None if todo_id is None else {b for b, t in state.todo_of.items() if t == todo_id}
+                    near.update((ns, u) for u in state.closures.nearest(vec, settings.vector_units, keep))
         blocks = {(ns, u[0]) for ns, u in lexical} | {(ns, u[0]) for ns, u in in_span}
-        blocks |= set(cosines)
+        blocks |= set(cosines) | {(ns, u[0]) for ns, u in near}
         for key in block_bm25:  # otherwise a block only in block_bm25 has no candidate message
             state = states[key[0]]
             with state.lock:
@@ -177,18 +194,10 @@ class SearchMixin:
         block_best = max(block_bm25.values(), default=0.0) or 1.0
         beta = settings.block_weight
         cands: list[Candidate] = []
-        exact = _cosines(light, vec)
-        alpha = settings.piece_weight
-        per_message: dict[Key, list[float]] = {}  # each message's closure cosine
-        if vec is not None and alpha > 0:
-            for ns, state in states.items():
-                with state.lock:
-                    found_cos = state.closures.per_message([b for n, b in light if n == ns], vec)
-                per_message.update(((ns, b), v) for b, v in found_cos.items())
+        cosine_of = self._unit_cosines(states, light, vec, cosines)
         for key, row in light.items():
             if row["source_ns"] == namespace:
                 continue  # a long-term copy of a block already here
-            cos = exact.get(key, cosines.get(key, 0.0))
             from_block = beta * block_bm25.get(key, 0.0) / block_best
             state = states[key[0]]
             with state.lock:
@@ -196,29 +205,74 @@ class SearchMixin:
                     (u, state.unit_at.get(u), state.unit_name.get(u, ""))
                     for u in state.units_of.get(key[1], [])
                 ]
-            pieces = per_message.get(key)
             for unit, at, who in units:
                 lex = lexical.get((key[0], unit), 0.0)
                 legacy = unit[1] < 0 and key in block_bm25  # a block stored before per-message terms
-                if not lex and not legacy and key not in cosines and (key[0], unit) not in in_span:
+                if (
+                    not lex and not legacy and key not in cosines
+                    and (key[0], unit) not in in_span and (key[0], unit) not in near
+                ):  # fmt: skip
                     continue  # neither this message nor a vector-near block matched
                 when = at or row["last_at"]
                 inside = span is not None and span[0] <= when < span[1]
                 factor = (1.0 + settings.time_boost if inside else 1.0) * (
                     1.0 + settings.speaker_boost if who in named else 1.0
                 )
-                if pieces is not None and 0 <= unit[1] < len(pieces):
-                    unit_cos = (1 - alpha) * cos + alpha * pieces[unit[1]]
-                else:
-                    unit_cos = cos
-                if settings.short_prior > 0:  # "No way." shares its closure's vector but answers nothing
-                    unit_cos *= _content_prior(state, unit, settings.short_prior)
                 cands.append(Candidate(
-                    key[0], key[1], unit=unit[1], bm25=(1 - beta) * lex / lex_best + from_block, cosine=unit_cos,
-                    last_at=row["last_at"], seq=row["seq"], tags=row["tags"], factor=factor,
+                    key[0], key[1], unit=unit[1], bm25=(1 - beta) * lex / lex_best + from_block,
+                    cosine=cosine_of(key, unit), last_at=row["last_at"], seq=row["seq"], tags=row["tags"],
+                    factor=factor,
                 ))  # fmt: skip
+        if vec is not None and settings.vector_feedback > 0 and cands:  # Rocchio: toward the best messages
+            first = rank(cands, query, reference, settings)[: settings.expansion_docs]
+            found = []
+            for c in first:
+                with states[c.namespace].lock:
+                    row = states[c.namespace].closures.vector(c.block_id, c.unit)
+                if row is not None:
+                    found.append(row.copy())
+            if found:
+                moved = vec / (np.linalg.norm(vec) or 1.0) + settings.vector_feedback * np.mean(found, axis=0)
+                cosine_of = self._unit_cosines(states, light, moved.astype(np.float32), cosines)
+                for c in cands:
+                    c.cosine = cosine_of((c.namespace, c.block_id), (c.block_id, c.unit))
         ranked = [c for c in rank(cands, query, reference, settings) if c.relevance > 0]
+        if settings.set_spread < 1.0 and asks_for_set(query):  # many events, not one event's turns
+            return self._hits(spread(ranked, settings.set_spread, k))
         return self._hits(ranked[:k])
+
+    def _unit_cosines(
+        self,
+        states: dict[str, NamespaceState],
+        light: dict[Key, dict[str, Any]],
+        vec: np.ndarray | None,
+        cosines: dict[Key, float],
+    ) -> Callable[[Key, Unit], float]:
+        """Each message's cosine with `vec`: (1 − piece_weight)·its block's + piece_weight·its closure's."""
+        settings = self.settings
+        exact = _cosines(light, vec)
+        alpha = settings.piece_weight
+        per_message: dict[Key, list[float]] = {}  # each message's closure (or own) cosine
+        if vec is not None and alpha > 0:
+            for ns, state in states.items():
+                with state.lock:
+                    found_cos = state.closures.per_message([b for n, b in light if n == ns], vec)
+                per_message.update(((ns, b), v) for b, v in found_cos.items())
+        if settings.vector_window > 0:
+            per_message = {
+                key: _smoothed(values, settings.vector_window) for key, values in per_message.items()
+            }
+
+        def cosine_of(key: Key, unit: Unit) -> float:
+            cos = exact.get(key, cosines.get(key, 0.0))
+            pieces = per_message.get(key)
+            if pieces is not None and 0 <= unit[1] < len(pieces):
+                cos = (1 - alpha) * cos + alpha * pieces[unit[1]]
+            if settings.short_prior > 0:  # "No way." shares its closure's vector but answers nothing
+                cos *= _content_prior(states[key[0]], unit, settings.short_prior)
+            return cos
+
+        return cosine_of
 
     def _light_rows(self, keys: set[Key]) -> dict[Key, dict[str, Any]]:
         """What ranking needs of each block (the vector, recency, tags, a fact's source)."""

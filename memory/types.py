@@ -48,10 +48,16 @@ class MemorySettings:
     answer_weight: float = 1.0
     block_weight: float = 0.3
     piece_weight: float = 0.5
+    message_vectors: bool = False
+    vector_units: int = 0
+    vector_window: float = 0.0
+    vector_feedback: float = 0.0
     short_prior: float = 0.0
     time_boost: float = 1.0
     speaker_boost: float = 0.2
     speaker_terms: bool = False
+    stem_english: bool = False
+    set_spread: float = 1.0
     expansion_weight: float = 0.3
     expansion_docs: int = 3
     expansion_terms: int = 6

@@ -326,3 +326,105 @@ def test_expansion_takes_only_rare_words(tmp_path):
         assert "mochi" in words
         assert ("coffee" in words) is coffee
     memory.close()
+
+
+def _trip_talk() -> list:
+    talk = [
+        ("Did you see the match yesterday?", "Yes, what a game."),
+        ("It was so sunny today.", "No rain here either."),
+        ("I need an espresso.", "Coffee sounds good."),
+        ("I just flew back from Lisbon.", "Oh nice, how long were you away?"),
+    ]
+    msgs = []
+    for i, (q, a) in enumerate(talk):
+        msgs.append(HumanMessage(q, id=f"q{i}", name="Maya", additional_kwargs=_at(i)))
+        msgs.append(AIMessage(a, id=f"a{i}", name="Tom", additional_kwargs=_at(i + 0.5)))
+    return msgs
+
+
+def test_message_vectors_score_each_message_by_its_own_words(tmp_path):
+    """With `message_vectors` the trip turn, not its reply, carries the travel cosine; it persists."""
+    for on in (True, False):
+        memory = BlockMemory(tmp_path / str(on), _Concepts(), message_vectors=on, merge_threshold=-1.0)
+        for m in _trip_talk():  # one message at a time: the growing block keeps every message's vector
+            memory.add_messages("ns", [m])
+        memory.flush("ns")
+        hits = {h.message_ids[0]: h for h in memory.search("ns", "Where did Maya go on holiday?", 8)}
+        trip, reply = hits["q3"].metadata["cosine"], hits["a3"].metadata["cosine"]
+        assert (trip > reply + 0.2) if on else trip == reply  # a closure vector is shared by its messages
+        memory.close()
+    reopened = BlockMemory(tmp_path / "True", _Concepts())  # what is stored decides, not the setting
+    hits = {h.message_ids[0]: h for h in reopened.search("ns", "Where did Maya go on holiday?", 8)}
+    assert hits["q3"].metadata["cosine"] > hits["a3"].metadata["cosine"] + 0.2
+    state = reopened._state("ns")
+    assert sum(len(rows) for rows in state.closures.rows.values()) == len(_trip_talk())
+    reopened.close()
+
+
+def test_vector_units_add_the_nearest_messages_as_candidates(tmp_path):
+    """A message outside the `candidates` nearest blocks and without a shared word is found by its own vector."""
+    msgs = [
+        HumanMessage(f"Coffee on the trip, part {i}.", id=f"p{i}", additional_kwargs=_at(i)) for i in range(4)
+    ]  # the block nearest a travel question: every message half travel, half coffee
+    for i in range(1, 4):  # three more blocks (10 minutes apart); the last has one trip turn amid coffee
+        text = "I just flew back from Lisbon." if i == 3 else f"The match was fun {i}."
+        msgs += [
+            HumanMessage(f"I need an espresso {i}.", id=f"c{i}", additional_kwargs=_at(10 * i)),
+            AIMessage(f"Coffee sounds good {i}.", id=f"d{i}", additional_kwargs=_at(10 * i + 1)),
+            HumanMessage(f"Espresso again, coffee {i}.", id=f"e{i}", additional_kwargs=_at(10 * i + 2)),
+            AIMessage(text, id=f"t{i}", additional_kwargs=_at(10 * i + 3)),
+        ]
+    for units, found in ((0, False), (2, True)):
+        memory = BlockMemory(
+            tmp_path, _Concepts(), message_vectors=True, candidates=1, vector_units=units, vector_weight=1.0
+        )
+        if units == 0:
+            memory.add_messages("ns", msgs)
+            memory.flush("ns")
+            assert len(memory.list_blocks("ns")) == 4
+        ids = [i for h in memory.search("ns", "holiday", 8) for i in h.message_ids]
+        assert ("t3" in ids) is found
+        memory.close()
+
+
+def test_nearest_rows_give_their_messages_and_skip_retired_rows():
+    import numpy as np
+
+    from memory._closures import ClosureVectors
+
+    index = ClosureVectors()
+    unit = np.eye(3, dtype=np.float32)
+    index.add("b1", unit[0].tolist() + unit[1].tolist(), [2, 1])  # a closure of two messages, then one
+    index.add("b2", unit[2].tolist(), [1])
+    assert sorted(index.nearest(unit[0], 1)) == [("b1", 0), ("b1", 1)]
+    assert index.nearest(unit[1], 1) == [("b1", 2)]
+    index.add("b2", unit[0].tolist(), [1])  # rewritten: its old row is retired
+    assert ("b2", 0) in index.nearest(unit[2], 3) and len(index.nearest(unit[2], 9)) == 4
+    assert index.nearest(unit[0], 1, keep={"b2"}) == [("b2", 0)]
+
+
+def test_english_stems_match_other_forms_of_a_word(tmp_path):
+    """'adopt' finds 'adopted' and 'cities' finds 'city' with `stem_english`; Chinese is untouched."""
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    from memory.text import stem_terms
+
+    assert stem_terms(["travelled", "cities", "city", "上海", "500kw", "tom"]) == [
+        "travel", "citi", "citi", "上海", "500kw", "tom",
+    ]  # fmt: skip
+    msgs = [
+        HumanMessage(f"coffee and weather chat {i}", id=f"f{i}", additional_kwargs=_at(i)) for i in range(30)
+    ]
+    msgs.insert(10, HumanMessage("We adopted a Siamese kitten.", id="pet", additional_kwargs=_at(9.5)))
+    msgs.insert(20, HumanMessage("The city was lovely in spring.", id="town", additional_kwargs=_at(19.5)))
+    for stem in (True, False):
+        memory = BlockMemory(
+            tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0, stem_english=stem
+        )
+        if stem:
+            memory.add_messages("ns", msgs)
+            memory.flush("ns")
+        for query, want in (("Which pet did she adopt?", "pet"), ("Which cities did she like?", "town")):
+            ids = [i for h in memory.search("ns", query, 3) for i in h.message_ids]
+            assert (want in ids) is stem
+        memory.close()
