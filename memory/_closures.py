@@ -28,7 +28,6 @@ class ClosureVectors:
         self.rows: dict[str, list[int]] = {}
         self.sizes: dict[str, list[int]] = {}
         self.live = 0
-        self.alive = np.zeros(0, dtype=bool)  # row -> still indexed (rows of rewritten blocks are retired)
 
     def add(self, block_id: str, flat: bytes | list[float] | None, sizes: list[int]) -> None:
         """Index a block's closures (`flat`: their vectors one after another); replaces older ones."""
@@ -47,14 +46,11 @@ class ClosureVectors:
         vecs = (vecs / np.where(norms > 0, norms, 1.0)).astype(np.float32)
         if self.count + len(vecs) > len(self.matrix) or self.matrix.shape[1] != vecs.shape[1]:
             grown = np.zeros((max(64, 2 * (self.count + len(vecs))), vecs.shape[1]), dtype=np.float32)
-            alive = np.zeros(len(grown), dtype=bool)
             if self.count:
                 grown[: self.count] = self.matrix[: self.count]
-                alive[: self.count] = self.alive[: self.count]
-            self.matrix, self.alive = grown, alive
+            self.matrix = grown
         rows = list(range(self.count, self.count + len(vecs)))
         self.matrix[self.count : self.count + len(vecs)] = vecs
-        self.alive[self.count : self.count + len(vecs)] = True
         self.count += len(vecs)
         self.owner += [(block_id, i) for i in range(len(vecs))]
         self.rows[block_id], self.sizes[block_id] = rows, list(sizes)
@@ -69,7 +65,6 @@ class ClosureVectors:
         for r in rows:
             self.owner[r] = None
         self.matrix[rows] = 0.0
-        self.alive[rows] = False
         self.live -= len(rows)
         if self.count - self.live > max(self.live, 256):
             self._compact()
@@ -77,52 +72,12 @@ class ClosureVectors:
     def _compact(self) -> None:
         keep = [r for r in range(self.count) if self.owner[r] is not None]
         self.matrix = self.matrix[keep].copy()
-        self.alive = np.ones(len(keep), dtype=bool)
         self.owner = [self.owner[r] for r in keep]
         self.count = len(keep)
         self.rows = {}
         for r, own in enumerate(self.owner):
             assert own is not None
             self.rows.setdefault(own[0], []).append(r)
-
-    def nearest(self, query: np.ndarray, n: int, keep: set[str] | None = None) -> list[tuple[str, int]]:
-        """The messages `(block id, index)` covered by the `n` rows nearest to `query` (one matrix product).
-
-        With `keep`, only rows of those blocks count (a todo's). A row covering a whole closure
-        gives each of its messages.
-        """
-        if n <= 0 or not self.live or self.matrix.shape[1] != len(query):
-            return []
-        norm = float(np.linalg.norm(query)) or 1.0
-        values = self.matrix[: self.count] @ (query.astype(np.float32) / norm)
-        live = self.alive[: self.count].copy()
-        if keep is not None:
-            live &= np.fromiter((o is not None and o[0] in keep for o in self.owner), bool, self.count)
-        values[~live] = -np.inf
-        n = min(n, int(live.sum()))
-        if n <= 0:
-            return []
-        top = np.argpartition(-values, n - 1)[:n]
-        out: list[tuple[str, int]] = []
-        for row in top.tolist():
-            owner = self.owner[row]
-            assert owner is not None
-            block_id, index = owner
-            sizes = self.sizes[block_id]
-            start = sum(sizes[:index])
-            out += [(block_id, start + i) for i in range(sizes[index])]
-        return out
-
-    def vector(self, block_id: str, index: int) -> np.ndarray | None:
-        """The (unit) vector covering message `index` of a block, if kept."""
-        sizes = self.sizes.get(block_id)
-        if sizes is None or index < 0:
-            return None
-        for row, size in zip(self.rows[block_id], sizes, strict=True):
-            if index < size:
-                return self.matrix[row]
-            index -= size
-        return None
 
     def per_message(self, block_ids: list[str], query: np.ndarray) -> dict[str, list[float]]:
         """Per block, each message's closure cosine with `query` (blocks without closure vectors absent)."""

@@ -88,15 +88,6 @@ def _cosines(light: dict[Key, dict[str, Any]], vec: np.ndarray | None) -> dict[K
     return dict(zip(keys, _cos([light[k]["vec"] for k in keys], vec), strict=True)) if keys else {}
 
 
-def _smoothed(values: list[float], weight: float) -> list[float]:
-    """Each message's cosine mixed with its neighbours' in the block: (own + w·Σ next) / (1 + w·n)."""
-    out = []
-    for i, own in enumerate(values):
-        near = values[max(i - 1, 0) : i] + values[i + 1 : i + 2]
-        out.append((own + weight * sum(near)) / (1 + weight * len(near)))
-    return out
-
-
 def _content_prior(state: NamespaceState, unit: Unit, c: float) -> float:
     """The prior n / (n + c) of a message of n content terms ("No way." shares its closure's vector)."""
     with state.lock:
@@ -176,14 +167,8 @@ class SearchMixin:
                 with state.lock:
                     in_span.update((ns, u) for u, at in state.unit_at.items() if span[0] <= at < span[1])
         vec, cosines = vectors.result() if vectors is not None else (None, {})
-        near: set[tuple[str, Unit]] = set()  # messages whose own (or closure) vector is nearest
-        if vec is not None and settings.vector_units > 0:
-            for ns, state in states.items():
-                with state.lock:
-                    keep = None if todo_id is None else {b for b, t in state.todo_of.items() if t == todo_id}
-                    near.update((ns, u) for u in state.closures.nearest(vec, settings.vector_units, keep))
         blocks = {(ns, u[0]) for ns, u in lexical} | {(ns, u[0]) for ns, u in in_span}
-        blocks |= set(cosines) | {(ns, u[0]) for ns, u in near}
+        blocks |= set(cosines)
         for key in block_bm25:  # otherwise a block only in block_bm25 has no candidate message
             state = states[key[0]]
             with state.lock:
@@ -208,10 +193,7 @@ class SearchMixin:
             for unit, at, who in units:
                 lex = lexical.get((key[0], unit), 0.0)
                 legacy = unit[1] < 0 and key in block_bm25  # a block stored before per-message terms
-                if (
-                    not lex and not legacy and key not in cosines
-                    and (key[0], unit) not in in_span and (key[0], unit) not in near
-                ):  # fmt: skip
+                if not lex and not legacy and key not in cosines and (key[0], unit) not in in_span:
                     continue  # neither this message nor a vector-near block matched
                 when = at or row["last_at"]
                 inside = span is not None and span[0] <= when < span[1]
@@ -223,19 +205,6 @@ class SearchMixin:
                     cosine=cosine_of(key, unit), last_at=row["last_at"], seq=row["seq"], tags=row["tags"],
                     factor=factor,
                 ))  # fmt: skip
-        if vec is not None and settings.vector_feedback > 0 and cands:  # Rocchio: toward the best messages
-            first = rank(cands, query, reference, settings)[: settings.expansion_docs]
-            found = []
-            for c in first:
-                with states[c.namespace].lock:
-                    row = states[c.namespace].closures.vector(c.block_id, c.unit)
-                if row is not None:
-                    found.append(row.copy())
-            if found:
-                moved = vec / (np.linalg.norm(vec) or 1.0) + settings.vector_feedback * np.mean(found, axis=0)
-                cosine_of = self._unit_cosines(states, light, moved.astype(np.float32), cosines)
-                for c in cands:
-                    c.cosine = cosine_of((c.namespace, c.block_id), (c.block_id, c.unit))
         ranked = [c for c in rank(cands, query, reference, settings) if c.relevance > 0]
         if settings.set_spread < 1.0 and asks_for_set(query):  # many events, not one event's turns
             return self._hits(spread(ranked, settings.set_spread, k))
@@ -258,10 +227,6 @@ class SearchMixin:
                 with state.lock:
                     found_cos = state.closures.per_message([b for n, b in light if n == ns], vec)
                 per_message.update(((ns, b), v) for b, v in found_cos.items())
-        if settings.vector_window > 0:
-            per_message = {
-                key: _smoothed(values, settings.vector_window) for key, values in per_message.items()
-            }
 
         def cosine_of(key: Key, unit: Unit) -> float:
             cos = exact.get(key, cosines.get(key, 0.0))

@@ -51,7 +51,7 @@ def test_without_the_floor_pure_exponential_decay_buries_it(tmp_path):
 
 
 def test_recency_decides_between_equally_relevant_blocks_and_boosts_apply():
-    settings = MemorySettings()
+    settings = MemorySettings(cjk_vector_weight=0.0)  # a Chinese query scored by BM25 alone
     day = 86400.0
     cands = [
         Candidate("ns", "b_old", bm25=5.0, last_at=0.0),
