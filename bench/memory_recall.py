@@ -20,6 +20,10 @@ words), fixed so that budgets do not move with the memory's tokenisation.
 Rows "…, k hits" pack only the first k hits (a caller that asks `search` for the baseline's k
 rather than for more than the budget can hold).
 
+`--ingest a=1,b=2` gives the ingesting instance (and every variant) those settings, e.g.
+`message_vectors=False` for the stores as round 4 ingested them; with `--cache` each such setting
+keeps its own stores.
+
 `--generator 1` reproduces the first generator (one wording per event turn, no `paraphrase`
 questions); the default, 2, varies the wording and adds `paraphrase` questions.
 """

@@ -125,7 +125,12 @@ class SearchMixin:
         states = {ns: self._state(ns) for ns in scopes}
         vectors = None
         if vector_weight(query, settings) > 0:
-            vectors = _Vectors(self._vectors, query, scopes, settings.candidates, todo_id)
+            stored = []  # scopes with blocks: asking the vector store about another would create it
+            for ns, state in states.items():
+                with state.lock:
+                    if state.units_of:
+                        stored.append(ns)
+            vectors = _Vectors(self._vectors, query, stored, settings.candidates, todo_id)
             vectors.start()
         lowered = query.lower()
         named: set[str] = set()
