@@ -47,6 +47,7 @@ def main() -> None:
         action="append",
         help="also time search with these settings on the same store: 'a=1,b=2' (MemorySettings)",
     )
+    ap.add_argument("--ingest", default="default", help="settings of the ingesting instance: 'a=1,b=2'")
     ap.add_argument("--embeddings", choices=["minilm", "hash"], default="minilm",
                     help="hash: 384-d DeterministicFakeEmbedding, to time 100k blocks without MiniLM")  # fmt: skip
     args = ap.parse_args()
@@ -70,7 +71,8 @@ def main() -> None:
     for size in [int(s) for s in args.sizes.split(",")]:
         rng = random.Random(size)
         path = tempfile.mkdtemp(prefix="bench-latency-")
-        mem = BlockMemory(path, emb)
+        base = parse_variant(args.ingest)
+        mem = BlockMemory(path, emb, **base)
         start = datetime(2025, 1, 1)
         msgs = [m for i in range(size) for m in pair(rng, i, start + timedelta(minutes=6 * i))]
         t0 = time.perf_counter()
@@ -92,7 +94,9 @@ def main() -> None:
             emb.embed_query(f"{rng.choice(SITES)} {' '.join(rng.sample(EN, 2))}")
             embed.append((time.perf_counter() - t2) * 1000)
         for variant in ["default", *(args.variant or [])]:
-            searcher = mem if variant == "default" else BlockMemory(path, emb, **parse_variant(variant))
+            searcher = (
+                mem if variant == "default" else BlockMemory(path, emb, **{**base, **parse_variant(variant)})
+            )
             lat: dict[str, list[float]] = {"en": [], "zh": []}
             for lang, query in queries:
                 t1 = time.perf_counter()
@@ -101,7 +105,7 @@ def main() -> None:
             both = sorted(lat["en"] + lat["zh"])
             p95 = both[int(0.95 * (len(both) - 1))]
             print(
-                f"| {blocks} | {variant} | {ingest:.0f} | {statistics.median(both):.1f} | {p95:.1f} | "
+                f"| {blocks} | {args.ingest}; {variant} | {ingest:.0f} | {statistics.median(both):.1f} | {p95:.1f} | "
                 f"{statistics.median(lat['en']):.1f} | {statistics.median(lat['zh']):.1f} | "
                 f"{statistics.median(embed):.1f} |",
                 flush=True,

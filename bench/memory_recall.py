@@ -20,6 +20,10 @@ words), fixed so that budgets do not move with the memory's tokenisation.
 Rows "…, k hits" pack only the first k hits (a caller that asks `search` for the baseline's k
 rather than for more than the budget can hold).
 
+`--ingest a=1,b=2` gives the ingesting instance (and every variant) those settings, e.g.
+`message_vectors=False` for the stores as round 4 ingested them; with `--cache` each such setting
+keeps its own stores.
+
 `--generator 1` reproduces the first generator (one wording per event turn, no `paraphrase`
 questions); the default, 2, varies the wording and adds `paraphrase` questions.
 """
@@ -27,6 +31,7 @@ questions); the default, 2, varies the wording and adds `paraphrase` questions.
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import tempfile
 import time
@@ -134,18 +139,22 @@ def run(
     show_misses: bool = False,
     baseline: str = "fixed",
     misses_k: int = max(KS),
+    ingest: str = "default",
 ) -> dict:
     """Recall per method and k for one conversation, plus ingestion and search times.
 
     With `cache`, the ingested store is kept under it and reused by later runs (search-time
-    settings only differ between variants; ingestion always uses the defaults).
+    settings only differ between variants; ingestion uses `ingest`, a variant string, and every
+    variant's instance gets those settings too unless it overrides them).
     """
     ns = f"chat_{conv.lang}{conv.seed}"
     path = tempfile.mkdtemp(prefix="bench-recall-")
     if cache:
-        path = str(Path(cache) / f"{ns}_v{conv.version}")
+        suffix = "" if ingest == "default" else "_" + re.sub(r"[^A-Za-z0-9.=]+", "-", ingest)
+        path = str(Path(cache) / f"{ns}_v{conv.version}{suffix}")
     done = Path(path) / "ingested"
-    mem = BlockMemory(path, emb)
+    base = parse_variant(ingest)
+    mem = BlockMemory(path, emb, **base)
     t0 = time.perf_counter()
     if not done.exists():
         for session in sessions(conv.messages):
@@ -153,14 +162,14 @@ def run(
         mem.flush(ns)
         if cache:
             done.write_text("ok")
-    ingest = time.perf_counter() - t0
+    ingest_secs = time.perf_counter() - t0
     lines = {str(m.id): message_line(m) for m in conv.messages}
     ids = [str(m.id) for m in conv.messages]
     terms_of = search_terms if baseline == "memory" else baseline_terms
     turns = BM25Okapi([terms_of(str(m.name) + " " + str(m.content)) for m in conv.messages])
     win_ids = [ids[i : i + 5] for i in range(len(ids) - 4)]
     windows = BM25Okapi([[t for i in w for t in terms_of(lines[i])] for w in win_ids])
-    mems = {v: BlockMemory(path, emb, **parse_variant(v)) for v in variants}
+    mems = {v: BlockMemory(path, emb, **{**base, **parse_variant(v)}) for v in variants}
     out: dict = defaultdict(lambda: defaultdict(list))
     latency: list[float] = []
     for q in conv.questions:
@@ -217,7 +226,7 @@ def run(
     for m in mems.values():
         m.close()
     mem.close()
-    return {"recall": out, "ingest": (len(conv.messages), ingest), "latency": latency}
+    return {"recall": out, "ingest": (len(conv.messages), ingest_secs), "latency": latency}
 
 
 def main() -> None:
@@ -238,6 +247,9 @@ def main() -> None:
         help="baselines' BM25 terms: fixed (bench.memory_recall.baseline_terms) or the memory's",
     )
     ap.add_argument("--generator", type=int, default=2, help="memory_convgen version (1 = the first one)")
+    ap.add_argument(
+        "--ingest", default="default", help="settings of the ingesting instance (a variant string)"
+    )
     ap.add_argument("--kinds-at", type=int, default=10, choices=KS, help="k of the per-kind columns")
     args = ap.parse_args()
     import torch
@@ -254,7 +266,15 @@ def main() -> None:
         convs = conversations(lang, args.split, args.count, args.generator)
         for conv in convs:
             res = run(
-                conv, emb, variants, args.hits, args.cache, args.misses, args.baseline_terms, args.misses_k
+                conv,
+                emb,
+                variants,
+                args.hits,
+                args.cache,
+                args.misses,
+                args.baseline_terms,
+                args.misses_k,
+                args.ingest,
             )
             for key, by_kind in res["recall"].items():
                 for kind, values in by_kind.items():
@@ -264,7 +284,7 @@ def main() -> None:
             lat += res["latency"]
         nq = sum(len(c.questions) for c in convs)
         budgets = " / ".join(f"{statistics.mean(total[('budget', k)]['all']):.0f}" for k in KS)
-        print(f"\n{lang} {args.split} (generator v{args.generator}): {len(convs)} conversations, {nq} questions, budgets {budgets} tokens "
+        print(f"\n{lang} {args.split} (generator v{args.generator}, ingest {args.ingest}): {len(convs)} conversations, {nq} questions, budgets {budgets} tokens "
               f"(k = {', '.join(map(str, KS))}); ingest {msgs / secs:.0f} msg/s; "
               f"search p50 {statistics.median(lat) * 1000:.1f} ms")  # fmt: skip
         kinds = sorted({kind for (name, _), d in total.items() if name != "budget" for kind in d})

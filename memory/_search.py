@@ -31,7 +31,8 @@ from memory.concepts import query_concepts
 from memory.metadata import block_text
 from memory.recall import expansion_terms, unit_lexical
 from memory.scoring import Candidate, rank, vector_weight
-from memory.text import QUESTION_WORDS, ZH_STOP, search_terms
+from memory.spread import asks_for_set, spread
+from memory.text import QUESTION_WORDS, ZH_STOP, search_terms, stem_terms
 from memory.tiers import longterm_namespace
 from memory.types import BlockHit, MemorySettings
 from memory.vectors import VectorIndex
@@ -124,7 +125,12 @@ class SearchMixin:
         states = {ns: self._state(ns) for ns in scopes}
         vectors = None
         if vector_weight(query, settings) > 0:
-            vectors = _Vectors(self._vectors, query, scopes, settings.candidates, todo_id)
+            stored = []  # scopes with blocks: asking the vector store about another would create it
+            for ns, state in states.items():
+                with state.lock:
+                    if state.units_of:
+                        stored.append(ns)
+            vectors = _Vectors(self._vectors, query, stored, settings.candidates, todo_id)
             vectors.start()
         lowered = query.lower()
         named: set[str] = set()
@@ -136,6 +142,7 @@ class SearchMixin:
             for name in sorted(named, key=len, reverse=True):
                 stripped = stripped.replace(name, " ")
         terms = search_terms(stripped)
+        unit_terms = stem_terms(terms) if settings.stem_english else terms  # as messages are indexed
         concepts = (
             query_concepts(terms, _NOT_TOPIC, settings.answer_classes) if settings.concept_weight > 0 else {}
         )
@@ -146,9 +153,9 @@ class SearchMixin:
             with state.lock:
                 for bid, score in state.block_scores(terms, todo_id, settings.candidates).items():
                     block_bm25[(ns, bid)] = max(score, 1e-3)  # Okapi idf can be ≤ 0 in a tiny corpus
-                found = unit_lexical(state, terms, settings, todo_id, ns == namespace, 2 * k, concepts)
+                found = unit_lexical(state, unit_terms, settings, todo_id, ns == namespace, 2 * k, concepts)
                 if settings.expansion_weight > 0 and found:
-                    extra = expansion_terms(state, found, terms, settings)
+                    extra = expansion_terms(state, found, unit_terms, settings)
                     more = unit_lexical(state, extra, settings, todo_id, ns == namespace)
                     best, best_more = max(found.values()), max(more.values(), default=0.0) or 1.0
                     for unit, score in more.items():  # scaled so expansion adds at most its weight
@@ -177,18 +184,10 @@ class SearchMixin:
         block_best = max(block_bm25.values(), default=0.0) or 1.0
         beta = settings.block_weight
         cands: list[Candidate] = []
-        exact = _cosines(light, vec)
-        alpha = settings.piece_weight
-        per_message: dict[Key, list[float]] = {}  # each message's closure cosine
-        if vec is not None and alpha > 0:
-            for ns, state in states.items():
-                with state.lock:
-                    found_cos = state.closures.per_message([b for n, b in light if n == ns], vec)
-                per_message.update(((ns, b), v) for b, v in found_cos.items())
+        cosine_of = self._unit_cosines(states, light, vec, cosines)
         for key, row in light.items():
             if row["source_ns"] == namespace:
                 continue  # a long-term copy of a block already here
-            cos = exact.get(key, cosines.get(key, 0.0))
             from_block = beta * block_bm25.get(key, 0.0) / block_best
             state = states[key[0]]
             with state.lock:
@@ -196,7 +195,6 @@ class SearchMixin:
                     (u, state.unit_at.get(u), state.unit_name.get(u, ""))
                     for u in state.units_of.get(key[1], [])
                 ]
-            pieces = per_message.get(key)
             for unit, at, who in units:
                 lex = lexical.get((key[0], unit), 0.0)
                 legacy = unit[1] < 0 and key in block_bm25  # a block stored before per-message terms
@@ -207,18 +205,44 @@ class SearchMixin:
                 factor = (1.0 + settings.time_boost if inside else 1.0) * (
                     1.0 + settings.speaker_boost if who in named else 1.0
                 )
-                if pieces is not None and 0 <= unit[1] < len(pieces):
-                    unit_cos = (1 - alpha) * cos + alpha * pieces[unit[1]]
-                else:
-                    unit_cos = cos
-                if settings.short_prior > 0:  # "No way." shares its closure's vector but answers nothing
-                    unit_cos *= _content_prior(state, unit, settings.short_prior)
                 cands.append(Candidate(
-                    key[0], key[1], unit=unit[1], bm25=(1 - beta) * lex / lex_best + from_block, cosine=unit_cos,
-                    last_at=row["last_at"], seq=row["seq"], tags=row["tags"], factor=factor,
+                    key[0], key[1], unit=unit[1], bm25=(1 - beta) * lex / lex_best + from_block,
+                    cosine=cosine_of(key, unit), last_at=row["last_at"], seq=row["seq"], tags=row["tags"],
+                    factor=factor,
                 ))  # fmt: skip
         ranked = [c for c in rank(cands, query, reference, settings) if c.relevance > 0]
+        if settings.set_spread < 1.0 and asks_for_set(query):  # many events, not one event's turns
+            return self._hits(spread(ranked, settings.set_spread, k))
         return self._hits(ranked[:k])
+
+    def _unit_cosines(
+        self,
+        states: dict[str, NamespaceState],
+        light: dict[Key, dict[str, Any]],
+        vec: np.ndarray | None,
+        cosines: dict[Key, float],
+    ) -> Callable[[Key, Unit], float]:
+        """Each message's cosine with `vec`: (1 − piece_weight)·its block's + piece_weight·its closure's."""
+        settings = self.settings
+        exact = _cosines(light, vec)
+        alpha = settings.piece_weight
+        per_message: dict[Key, list[float]] = {}  # each message's closure (or own) cosine
+        if vec is not None and alpha > 0:
+            for ns, state in states.items():
+                with state.lock:
+                    found_cos = state.closures.per_message([b for n, b in light if n == ns], vec)
+                per_message.update(((ns, b), v) for b, v in found_cos.items())
+
+        def cosine_of(key: Key, unit: Unit) -> float:
+            cos = exact.get(key, cosines.get(key, 0.0))
+            pieces = per_message.get(key)
+            if pieces is not None and 0 <= unit[1] < len(pieces):
+                cos = (1 - alpha) * cos + alpha * pieces[unit[1]]
+            if settings.short_prior > 0:  # "No way." shares its closure's vector but answers nothing
+                cos *= _content_prior(states[key[0]], unit, settings.short_prior)
+            return cos
+
+        return cosine_of
 
     def _light_rows(self, keys: set[Key]) -> dict[Key, dict[str, Any]]:
         """What ranking needs of each block (the vector, recency, tags, a fact's source)."""

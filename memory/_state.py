@@ -21,6 +21,7 @@ from memory._store import Store
 from memory.bm25 import IncrementalBM25
 from memory.chunker import Entry, Tail
 from memory.concepts import concept_terms
+from memory.text import stem_terms
 
 __all__ = [
     "NamespaceState",
@@ -69,8 +70,8 @@ class NamespaceState:
     tail: Tail | None = None
     tail_entries: list[Entry] = field(default_factory=list)
     tail_pieces: int = 0
-    tail_vecs: list[list[float]] = field(default_factory=list)  # one vector per closure of the tail
-    tail_sizes: list[int] = field(default_factory=list)  # messages per closure of the tail
+    tail_vecs: list[list[float]] = field(default_factory=list)  # the tail's closure (or message) vectors
+    tail_sizes: list[int] = field(default_factory=list)  # messages each of `tail_vecs` covers
     todo_of: dict[str, str] = field(default_factory=dict)
     bm25: IncrementalBM25 = field(default_factory=IncrementalBM25)
     pieces_of: dict[str, int] = field(default_factory=dict)
@@ -85,6 +86,7 @@ class NamespaceState:
     asking: set[int] = field(default_factory=set)  # seqs of messages that ask a question (`block_terms`)
     closures: ClosureVectors = field(default_factory=ClosureVectors)  # closure vectors (`memory._closures`)
     lock: threading.RLock = field(default_factory=threading.RLock)
+    stem: bool = False  # messages indexed by English stems (`MemorySettings.stem_english`)
     # What the rows looked like when this state was last known current (see `fingerprint`), and
     # the store's data_version then: another process's writes change one or both.
     rows_seen: tuple = ()
@@ -126,7 +128,7 @@ class NamespaceState:
             ):
                 if ask:
                     self.asking.add(seq)
-                self.units.add(unit, terms, seq)
+                self.units.add(unit, stem_terms(terms) if self.stem else terms, seq)
                 classes = concept_terms(terms)
                 if classes:  # derived from the stored terms: older stores get them too
                     self.concepts.add(unit, classes, seq)
@@ -231,13 +233,14 @@ def fingerprint(store: Store, namespace: str) -> tuple:
     return (*messages, *blocks)
 
 
-def load_state(store: Store, namespace: str, version: int) -> NamespaceState:
+def load_state(store: Store, namespace: str, version: int, stem: bool = False) -> NamespaceState:
     """Rebuild a namespace's state from SQLite (read in one snapshot or transaction).
 
     `version` is `store.data_version()` read before the snapshot began: a write committed after
-    it moves the version on, so the state is checked again next time instead of missed.
+    it moves the version on, so the state is checked again next time instead of missed. `stem`:
+    index messages by English stems (`MemorySettings.stem_english`).
     """
-    state = NamespaceState(rows_seen=fingerprint(store, namespace), version_seen=version)
+    state = NamespaceState(rows_seen=fingerprint(store, namespace), version_seen=version, stem=stem)
     top = store.query("SELECT max(seq), max(created_at) FROM messages WHERE ns=?", (namespace,))[0]
     state.next_seq = 0 if top[0] is None else int(top[0]) + 1
     state.newest_at = float(top[1] or 0.0)

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage, ToolMessage, message_to_dict
 
@@ -56,6 +57,11 @@ def _timestamp(value: Any) -> float:
         return float(value)
     parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
+
+
+def _message_text(message: BaseMessage) -> str:
+    """A message's text for its own vector: its words without the role label (which says nothing)."""
+    return meta.search_text([message]) or meta.message_line(message)
 
 
 def _normalise(vec: list[float]) -> list[float]:
@@ -140,7 +146,9 @@ class BlockMemory(ReadingMixin):
             if state is None:
                 version = self._store.data_version()
                 with self._store.snapshot():  # one consistent state (another thread or process may write)
-                    state = self._states[namespace] = load_state(self._store, namespace, version)
+                    state = self._states[namespace] = load_state(
+                        self._store, namespace, version, self.settings.stem_english
+                    )
                 self._sync_vectors(namespace, state)
                 return state
         self._catch_up(namespace, state)
@@ -160,7 +168,7 @@ class BlockMemory(ReadingMixin):
         # A snapshot, not a write transaction: checking must not wait for (or hold) the write lock.
         with state.lock, self._store.snapshot():
             if fingerprint(self._store, namespace) != state.rows_seen:
-                state.take(load_state(self._store, namespace, version))
+                state.take(load_state(self._store, namespace, version, self.settings.stem_english))
             state.version_seen = version
 
     def _sync_vectors(self, namespace: str, state: NamespaceState) -> None:
@@ -230,7 +238,35 @@ class BlockMemory(ReadingMixin):
         """
         dry = [Entry(-1, m, *_placement(m, todo_id)) for m in messages]
         pieces, _ = split_pieces(state.pending + dry, self.settings)
+        return self._vector_texts(pieces)
+
+    def _vector_texts(self, pieces: list[list[Entry]]) -> list[str]:
+        """What `_chunk` embeds: one text per closure, or per message with `message_vectors`."""
+        if self.settings.message_vectors:
+            return [_message_text(e.message) for p in pieces for e in p]
         return [meta.block_text([e.message for e in p]) for p in pieces]
+
+    def _piece_vectors(
+        self, pieces: list[list[Entry]]
+    ) -> list[tuple[list[float], list[list[float]], list[int]]]:
+        """Per piece: its vector, and the vectors kept for search with the messages each covers.
+
+        By default a piece (closure) is embedded whole and keeps that one vector. With
+        `message_vectors` every message is embedded alone (about the same tokens in all) and the
+        piece's vector, which merging and the block vector use, is the normalised mean of its
+        messages' vectors (docs/memory.md, round 5).
+        """
+        flat = self._vectors.embed(self._vector_texts(pieces))
+        if not self.settings.message_vectors:
+            return [(v, [v], [len(p)]) for p, v in zip(pieces, flat, strict=True)]
+        out, start = [], 0
+        for piece in pieces:
+            own = flat[start : start + len(piece)]
+            start += len(piece)
+            mean = np.asarray(own, dtype=np.float64).mean(axis=0)
+            norm = float(np.linalg.norm(mean))
+            out.append(((mean / norm if norm else mean).tolist(), own, [1] * len(own)))
+        return out
 
     @contextmanager
     def _writing(self, namespace: str, state: NamespaceState) -> Iterator[sqlite3.Connection]:
@@ -279,28 +315,28 @@ class BlockMemory(ReadingMixin):
     def _chunk(self, namespace: str, state: NamespaceState, pieces: list[list[Entry]]) -> list[Block]:
         if not pieces:
             return []
-        vecs = self._vectors.embed([meta.block_text([e.message for e in p]) for p in pieces])
         first_new = state.next_block
         touched: dict[str, tuple[list[Entry], list[float], int, int, list[list[float]], list[int]]] = {}
-        for piece, vec in zip(pieces, vecs, strict=True):
+        for piece, (vec, kept, sizes) in zip(pieces, self._piece_vectors(pieces), strict=True):
             tail = state.tail
             if tail is not None and should_merge(tail, piece, vec, self.settings):
                 n = state.tail_pieces
                 old = tail.vec or vec
+                covered = sum(state.tail_sizes) == tail.size  # else a store without closure vectors
                 tail.vec = _normalise([(a * n + b) / (n + 1) for a, b in zip(old, vec, strict=True)])
                 tail.size += len(piece)
                 tail.last_at = piece[-1].created_at
                 state.tail_entries = state.tail_entries + piece
                 state.tail_pieces += 1
-                if len(state.tail_sizes) == state.tail_pieces - 1:  # else a store without closure vectors
-                    state.tail_vecs = [*state.tail_vecs, vec]
-                    state.tail_sizes = [*state.tail_sizes, len(piece)]
+                if covered:
+                    state.tail_vecs = [*state.tail_vecs, *kept]
+                    state.tail_sizes = [*state.tail_sizes, *sizes]
             else:
                 number, state.next_block = state.next_block, state.next_block + 1
                 block_id = f"b_{piece[0].todo_id}_{number:03d}"
                 state.tail = Tail(block_id, piece[0].todo_id, len(piece), piece[-1].created_at, vec)
                 state.tail_entries, state.tail_pieces = list(piece), 1
-                state.tail_vecs, state.tail_sizes = [vec], [len(piece)]
+                state.tail_vecs, state.tail_sizes = list(kept), list(sizes)
             assert state.tail is not None and state.tail.vec is not None
             number = int(state.tail.block_id.rsplit("_", 1)[1])
             touched[state.tail.block_id] = (

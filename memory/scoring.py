@@ -47,10 +47,15 @@ class Candidate:
 
 
 def vector_weight(query: str, settings: MemorySettings) -> float:
-    """Weight of the vector side for this query (language-aware)."""
+    """Weight of the vector side for this query (language-aware).
+
+    The CJK share of a query gets `cjk_vector_weight` instead of `vector_weight` (MiniLM reads
+    little Chinese), unless the embedder is multilingual.
+    """
     if settings.multilingual_embeddings:
         return settings.vector_weight
-    return settings.vector_weight * (1.0 - cjk_ratio(query))
+    share = cjk_ratio(query)
+    return settings.vector_weight * (1.0 - share) + settings.cjk_vector_weight * share
 
 
 def decay(delta_seconds: float, settings: MemorySettings) -> float:

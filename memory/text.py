@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 import threading
-from functools import cache
+from functools import cache, lru_cache
 
-__all__ = ["QUESTION_WORDS", "ZH_STOP", "cjk_ratio", "search_terms", "tokenize"]
+__all__ = ["QUESTION_WORDS", "ZH_STOP", "cjk_ratio", "search_terms", "stem_terms", "tokenize"]
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[a-z0-9][a-z0-9_.:/\-]*[a-z0-9]|[a-z0-9]")
@@ -62,6 +62,34 @@ def tokenize(text: str) -> list[str]:
 
 def _latin(segment: str) -> list[str]:
     return [w for w in _WORD.findall(segment) if w not in _EN_STOP]
+
+
+_ALPHA = re.compile(r"^[a-z]{4,}$")
+_stem_lock = threading.Lock()
+
+
+@cache
+def _stemmer():  # noqa: ANN202 - snowballstemmer has no types
+    from snowballstemmer.english_stemmer import EnglishStemmer  # the English module alone
+
+    return EnglishStemmer()
+
+
+@lru_cache(maxsize=1 << 16)
+def _stem(term: str) -> str:
+    if not _ALPHA.match(term):
+        return term
+    with _stem_lock:  # a snowball stemmer keeps its state in the object while it works
+        return str(_stemmer().stemWord(term))
+
+
+def stem_terms(terms: list[str]) -> list[str]:
+    """English words (letters only, 4+) by their Snowball stem ("travelled" → "travel", "cities" → "citi").
+
+    Other terms (Chinese words, numbers, codes) stay as they are. Applied when a namespace's
+    messages are indexed (from the stored terms, so stores need no rewrite) and to the question.
+    """
+    return [_stem(t) for t in terms]
 
 
 def search_terms(text: str) -> list[str]:

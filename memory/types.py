@@ -48,10 +48,13 @@ class MemorySettings:
     answer_weight: float = 1.0
     block_weight: float = 0.3
     piece_weight: float = 0.5
+    message_vectors: bool = True
     short_prior: float = 0.0
     time_boost: float = 1.0
     speaker_boost: float = 0.2
     speaker_terms: bool = False
+    stem_english: bool = True
+    set_spread: float = 1.0
     expansion_weight: float = 0.3
     expansion_docs: int = 3
     expansion_terms: int = 6
@@ -61,6 +64,7 @@ class MemorySettings:
     answer_classes: float = 1.0
     fusion: str = "weighted"
     vector_weight: float = 0.7
+    cjk_vector_weight: float = 0.5
     multilingual_embeddings: bool = False
     half_life_days: float = 30.0
     decay_floor: float = 0.9

@@ -335,6 +335,9 @@ class VectorIndex:
             return []
         with self._recent_lock:
             known = {t: self._recent[t] for t in texts if t in self._recent}
+            if len(self._recent) > RECENT_VECTORS:  # a big write's vectors, used now: let them go
+                for text in known:
+                    del self._recent[text]
         missing = list(dict.fromkeys(t for t in texts if t not in known))
         if missing:
             known.update(zip(missing, self.embeddings.embed_documents(missing), strict=True))
@@ -352,7 +355,7 @@ class VectorIndex:
             for text, vector in zip(texts, vectors, strict=True):
                 self._recent[text] = vector
                 self._recent.move_to_end(text)
-            while len(self._recent) > RECENT_VECTORS:
+            while len(self._recent) > max(RECENT_VECTORS, len(texts)):  # a big write keeps all its own
                 self._recent.popitem(last=False)
 
     def upsert(self, namespace: str, items: Sequence[tuple[str, str, list[float]]]) -> None:

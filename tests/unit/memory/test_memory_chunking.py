@@ -112,7 +112,8 @@ def test_blocks_are_embedded_before_the_write_lock_is_taken(tmp_path):
     # Embedding under the database write lock made every other turn (and server process) that
     # writes memory wait for the model; the vectors are now computed before the transaction.
     emb = _WatchedEmbeddings(size=16, calls=[])
-    mem = BlockMemory(tmp_path / "mem", emb)
+    # Never merge by similarity: the two closures differ in one message only (their vectors are close).
+    mem = BlockMemory(tmp_path / "mem", emb, merge_threshold=1.01)
     emb.store = mem._store
     try:
         mem.add_messages("a_u_c", tool_closure(0, "call_1"))
@@ -128,7 +129,8 @@ def test_a_foreseen_text_that_changes_is_embedded_under_the_lock_as_before(tmp_p
     # A tool result long enough to be offloaded becomes a preview inside the transaction: the
     # forecast cannot know its text, so that piece is embedded there (correct, just not early).
     emb = _WatchedEmbeddings(size=16, calls=[])
-    mem = BlockMemory(tmp_path / "mem", emb)
+    # Never merge by similarity: the two closures differ in one message only (their vectors are close).
+    mem = BlockMemory(tmp_path / "mem", emb, merge_threshold=1.01)
     emb.store = mem._store
     try:
         mem.add_messages("a_u_c", tool_closure(0, "call_1", result="很长的结果 " * 4000))

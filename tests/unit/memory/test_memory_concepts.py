@@ -42,7 +42,9 @@ def test_words_of_one_class_share_a_concept_term_and_other_text_has_none():
 
 
 def test_a_turn_that_names_a_member_of_the_asked_class_is_found(tmp_path):
-    memory = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0)
+    memory = BlockMemory(
+        tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0, cjk_vector_weight=0.0
+    )
     memory.add_messages("ns", _story())
     memory.flush("ns")
     first = [h.message_ids[0] for h in memory.search("ns", "她在练哪种乐器？", 3)]
@@ -59,13 +61,17 @@ def test_a_turn_that_names_a_member_of_the_asked_class_is_found(tmp_path):
 def test_concepts_come_from_the_stored_words_so_older_stores_get_them_on_open(tmp_path):
     """Nothing new is stored: the classes are derived from each message's stored terms when a
     namespace is loaded, so a store written before them (same rows) finds the class on reopen."""
-    memory = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0)
+    memory = BlockMemory(
+        tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0, cjk_vector_weight=0.0
+    )
     memory.add_messages("ns", _story())
     memory.flush("ns")
     stored = [json.loads(t) for (t,) in memory._store.query("SELECT terms FROM blocks WHERE ns='ns'")]
     assert not any(term.startswith("~") for s in stored for m in s["messages"] for term in m)
     memory.close()
-    reopened = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0)
+    reopened = BlockMemory(
+        tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0, cjk_vector_weight=0.0
+    )
     assert reopened.search("ns", "她在练哪种乐器？", 1)[0].message_ids == ["cello"]
     reopened.close()
 
@@ -88,7 +94,9 @@ def test_the_turn_after_a_question_takes_more_of_its_words(tmp_path):
         HumanMessage("好吧。那边你最喜欢哪一部分？", id="ask", additional_kwargs=_at(103)),
         AIMessage("说实话是红油抄手，我每天都去那家店。", id="food", additional_kwargs=_at(104)),
     ]
-    memory = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0)
+    memory = BlockMemory(
+        tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0, cjk_vector_weight=0.0
+    )
     memory.add_messages("ns", msgs)
     memory.flush("ns")
     state = memory._state("ns")
@@ -106,7 +114,9 @@ def test_the_turn_after_a_question_takes_more_of_its_words(tmp_path):
 
 
 def test_a_store_written_before_questions_were_marked_still_opens_and_searches(tmp_path):
-    memory = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0)
+    memory = BlockMemory(
+        tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0, cjk_vector_weight=0.0
+    )
     memory.add_messages("ns", _story())
     memory.flush("ns")
     rows = memory._store.query("SELECT block_id, terms FROM blocks WHERE ns='ns'")
@@ -118,7 +128,9 @@ def test_a_store_written_before_questions_were_marked_still_opens_and_searches(t
                 "UPDATE blocks SET terms=? WHERE ns='ns' AND block_id=?", (json.dumps(stored), block_id)
             )
     memory.close()
-    again = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0)
+    again = BlockMemory(
+        tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0, cjk_vector_weight=0.0
+    )
     assert not again._state("ns").asking
     assert again.search("ns", "她在练哪种乐器？", 1)[0].message_ids == ["cello"]
     again.close()
@@ -133,12 +145,20 @@ def test_where_questions_ask_for_a_place_name(tmp_path):
         msgs.append(AIMessage("哈哈，我也是。", id=f"r{i}", additional_kwargs=at))
     trip_at = {"created_at": (START + timedelta(days=3 * 10, hours=1)).isoformat()}  # March 2025
     msgs.insert(21, HumanMessage("跟你说，我刚从青岛回来。", id="trip", additional_kwargs=trip_at))
-    memory = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0)
+    memory = BlockMemory(
+        tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0, cjk_vector_weight=0.0
+    )
     memory.add_messages("ns", msgs)
     memory.flush("ns")
     question = "她2025年3月去哪里旅行了？"
     assert memory.search("ns", question, 1)[0].message_ids == ["trip"]
-    off = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0, answer_classes=0.0)
+    off = BlockMemory(
+        tmp_path,
+        DeterministicFakeEmbedding(size=16),
+        vector_weight=0.0,
+        cjk_vector_weight=0.0,
+        answer_classes=0.0,
+    )
     assert "trip" not in [h.message_ids[0] for h in off.search("ns", question, 3)]
     memory.close()
     off.close()

@@ -51,7 +51,7 @@ def test_without_the_floor_pure_exponential_decay_buries_it(tmp_path):
 
 
 def test_recency_decides_between_equally_relevant_blocks_and_boosts_apply():
-    settings = MemorySettings()
+    settings = MemorySettings(cjk_vector_weight=0.0)  # a Chinese query scored by BM25 alone
     day = 86400.0
     cands = [
         Candidate("ns", "b_old", bm25=5.0, last_at=0.0),
@@ -71,3 +71,17 @@ def test_equal_scores_rank_the_same_way_every_time():
     make = lambda: [Candidate("ns", f"b_{i}", bm25=1.0, last_at=100.0) for i in (3, 1, 2)]  # noqa: E731
     orders = {tuple(c.block_id for c in rank(make(), "x", 100.0, settings)) for _ in range(5)}
     assert orders == {("b_1", "b_2", "b_3")}
+
+
+def test_the_cjk_share_of_a_query_gets_its_own_vector_weight():
+    """MiniLM reads little Chinese: a Chinese query's vector share is `cjk_vector_weight`, not `vector_weight`."""
+    from memory.scoring import vector_weight
+
+    settings = MemorySettings()
+    assert vector_weight("Which cities has Tom travelled to?", settings) == pytest.approx(0.7)
+    assert vector_weight("唐宁都去过哪些城市旅行", settings) == pytest.approx(0.5)
+    assert 0.5 < vector_weight("苏州 Lakeview 光伏", settings) < 0.7  # mixed: in proportion
+    assert vector_weight("唐宁都去过哪些城市旅行", MemorySettings(cjk_vector_weight=0.0)) == 0.0
+    assert vector_weight(
+        "唐宁都去过哪些城市旅行", MemorySettings(multilingual_embeddings=True)
+    ) == pytest.approx(0.7)

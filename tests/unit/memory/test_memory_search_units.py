@@ -308,7 +308,7 @@ def test_expansion_takes_only_rare_words(tmp_path):
     from langchain_core.embeddings import DeterministicFakeEmbedding
 
     from memory.recall import expansion_terms, unit_lexical
-    from memory.text import search_terms
+    from memory.text import search_terms, stem_terms
 
     memory = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0)
     story = _pet_story()
@@ -321,8 +321,68 @@ def test_expansion_takes_only_rare_words(tmp_path):
     for expansion_df, coffee in ((memory.settings.expansion_df, False), (0.0, True)):
         settings = dataclasses.replace(memory.settings, expansion_df=expansion_df, expansion_terms=20)
         with state.lock:
-            terms = search_terms("What illness did the Siamese have?")
+            terms = stem_terms(search_terms("What illness did the Siamese have?"))  # as messages are indexed
             words = expansion_terms(state, unit_lexical(state, terms, settings), terms, settings)
         assert "mochi" in words
-        assert ("coffee" in words) is coffee
+        assert (stem_terms(["coffee"])[0] in words) is coffee
     memory.close()
+
+
+def _trip_talk() -> list:
+    talk = [
+        ("Did you see the match yesterday?", "Yes, what a game."),
+        ("It was so sunny today.", "No rain here either."),
+        ("I need an espresso.", "Coffee sounds good."),
+        ("I just flew back from Lisbon.", "Oh nice, how long were you away?"),
+    ]
+    msgs = []
+    for i, (q, a) in enumerate(talk):
+        msgs.append(HumanMessage(q, id=f"q{i}", name="Maya", additional_kwargs=_at(i)))
+        msgs.append(AIMessage(a, id=f"a{i}", name="Tom", additional_kwargs=_at(i + 0.5)))
+    return msgs
+
+
+def test_message_vectors_score_each_message_by_its_own_words(tmp_path):
+    """With `message_vectors` the trip turn, not its reply, carries the travel cosine; it persists."""
+    for on in (True, False):
+        memory = BlockMemory(tmp_path / str(on), _Concepts(), message_vectors=on, merge_threshold=-1.0)
+        for m in _trip_talk():  # one message at a time: the growing block keeps every message's vector
+            memory.add_messages("ns", [m])
+        memory.flush("ns")
+        hits = {h.message_ids[0]: h for h in memory.search("ns", "Where did Maya go on holiday?", 8)}
+        trip, reply = hits["q3"].metadata["cosine"], hits["a3"].metadata["cosine"]
+        assert (trip > reply + 0.2) if on else trip == reply  # a closure vector is shared by its messages
+        memory.close()
+    reopened = BlockMemory(tmp_path / "True", _Concepts())  # what is stored decides, not the setting
+    hits = {h.message_ids[0]: h for h in reopened.search("ns", "Where did Maya go on holiday?", 8)}
+    assert hits["q3"].metadata["cosine"] > hits["a3"].metadata["cosine"] + 0.2
+    state = reopened._state("ns")
+    assert sum(len(rows) for rows in state.closures.rows.values()) == len(_trip_talk())
+    reopened.close()
+
+
+def test_english_stems_match_other_forms_of_a_word(tmp_path):
+    """'adopt' finds 'adopted' and 'cities' finds 'city' with `stem_english`; Chinese is untouched."""
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    from memory.text import stem_terms
+
+    assert stem_terms(["travelled", "cities", "city", "上海", "500kw", "tom"]) == [
+        "travel", "citi", "citi", "上海", "500kw", "tom",
+    ]  # fmt: skip
+    msgs = [
+        HumanMessage(f"coffee and weather chat {i}", id=f"f{i}", additional_kwargs=_at(i)) for i in range(30)
+    ]
+    msgs.insert(10, HumanMessage("We adopted a Siamese kitten.", id="pet", additional_kwargs=_at(9.5)))
+    msgs.insert(20, HumanMessage("The city was lovely in spring.", id="town", additional_kwargs=_at(19.5)))
+    for stem in (True, False):
+        memory = BlockMemory(
+            tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0, stem_english=stem
+        )
+        if stem:
+            memory.add_messages("ns", msgs)
+            memory.flush("ns")
+        for query, want in (("Which pet did she adopt?", "pet"), ("Which cities did she like?", "town")):
+            ids = [i for h in memory.search("ns", query, 3) for i in h.message_ids]
+            assert (want in ids) is stem
+        memory.close()
