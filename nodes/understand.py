@@ -85,6 +85,14 @@ _WHOLE = re.compile(
     r"完整|全套|整套|全面|一条龙|全流程|\b(?:full|complete|comprehensive|whole|entire|end-to-end)\b", re.I
 )
 _A_NOT_A = re.compile(r"([\u4e00-\u9fff])不\1")  # 要不要, 用不用, 需不需要: a question, not a refusal
+# A supposition ("如果是户用呢", "要是电价0.85呢", "what if it were 1.5 MW?", "how about in Taiyuan?"):
+# conditional words and a closing "呢" — closed-class words, like the negation cues above.
+_SUPPOSE = re.compile(
+    r"如果|要是|假如|假设|假定|若是|倘若|万一|的话|呢[\s?？!！。.]*$"
+    r"|\b(?:what if|if|suppose|supposing|assuming|how about|what about|instead)\b",
+    re.IGNORECASE,
+)
+_YES_NO = re.compile(r"[吗么][\s?？]*$")
 
 
 @dataclass
@@ -136,6 +144,11 @@ def _states_values(clause: str, specs: Mapping[str, AgentSpec]) -> bool:
     )
 
 
+def _supposes(clause: str) -> bool:
+    """Whether a clause supposes something ("如果是户用呢", "what if it were 1.5 MW?"), not asks yes or no."""
+    return bool(_SUPPOSE.search(clause)) and not _A_NOT_A.search(clause) and not _YES_NO.search(clause)
+
+
 def _is_question(clause: str) -> bool:
     """Whether a clause asks a yes/no or wh- question ("还能全额上网吗", "Can … still …"): a topic, not values."""
     return bool(_QUESTION.search(clause) or _A_NOT_A.search(clause))
@@ -181,15 +194,16 @@ def understand(
     """The plan `query` asks for (steps with dependencies), or a direct reply; see the module doc."""
     lang = language(query)
     template = _template(query, index)
+    producers = _producers(specs)
+    existing = {kind for s in specs.values() for kind in s.produces if results.latest(kind) is not None}
+    held = any(set(specs[p].produces) & existing for p in producers)
     # a word pointing at something the conversation holds ("that case", "这个方案") asks for no
     # new work of its own, unless nothing else in the request does ("redo that report")
-    plain = _named(query, specs, index, referents=True)
-    asked, excluded, alternative = _named(query, specs, index, referents=False)
+    plain = _named(query, specs, index, referents=True, held=held)
+    asked, excluded, alternative = _named(query, specs, index, referents=False, held=held)
     if not asked:
         asked, excluded, alternative = plain
     stated = _inputs_stated(query, specs)
-    producers = _producers(specs)
-    existing = {kind for s in specs.values() for kind in s.produces if results.latest(kind) is not None}
 
     # a question about a figure ("the IRR from that calculation") is read with every word
     if template is None and set(plain[0]) <= set(producers) and not stated:
@@ -230,11 +244,15 @@ def understand(
 
 
 def _named(
-    query: str, specs: Mapping[str, AgentSpec], index: RouteIndex, referents: bool
+    query: str, specs: Mapping[str, AgentSpec], index: RouteIndex, referents: bool, held: bool = False
 ) -> tuple[list[str], set[str], str]:
     """Agents the request's clauses name (in order), those a negated clause refuses, and a corpus rival.
 
     Without `referents`, words that point at a thing ("that case") do not name agents by words.
+    With a result of a producer `held` by the conversation, a clause supposing one of its input
+    values ("如果是户用呢", "how about in Taiyuan?") is a statement of values: it asks what that
+    result would be with the value, and names other work only on a much stronger match (a
+    conditional word in one of an agent's examples is not enough).
     """
     asked: list[str] = []
     excluded: set[str] = set()
@@ -243,7 +261,8 @@ def _named(
         words = clause if referents else index.without_referents(clause)
         named = [n for n, s in specs.items() if s.claims is not None and s.claims(clause)]
         if not named:  # a clause of values names an agent by its words only when it says much more
-            values = _states_values(clause, specs) and not _is_question(clause)
+            supposed = held and _supposes(clause) and bool(_inputs_stated(clause, specs))
+            values = supposed or (_states_values(clause, specs) and not _is_question(clause))
             found = _best_agent(words, specs, index, VALUES_CLAUSE_FLOOR if values else CLAUSE_FLOOR)
             if found and specs[found].vocabulary is not None:
                 found = _about_the_project(words, found, query, specs, index)

@@ -201,3 +201,15 @@ def test_a_question_beside_a_whole_project_is_about_that_project():
         InMemoryResults(),
     )
     assert [s["agentName"] for s in found.steps] == ["pv_calc"] and found.alternative == ""
+
+
+def test_a_supposed_value_is_a_follow_up_on_the_case(with_case):
+    # a conditional word in one of sensitivity's examples ("如果发电量少10%…") does not make
+    # "if it were residential" a sensitivity analysis: the case is recomputed with the value
+    assert _plan("那如果改在上海呢", with_case) == [("pv_calc", [])]
+    assert _plan("要是换成户用的话", with_case) == [("pv_calc", [])]
+    assert _plan("What if it were residential?", with_case) == [("pv_calc", [])]
+    # a relative change states no input value: still the sensitivity analysis's question
+    assert _plan("如果发电量少10%，IRR会降到多少", with_case) == [("sensitivity", [])]
+    # a yes/no question on a corpus topic stays a question, "呢" or not
+    assert _plan("户用光伏要不要备案呢", with_case) == [("knowledge", [])]
