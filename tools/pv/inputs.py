@@ -147,17 +147,39 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
 )
 _ENGLISH_COMPILED = tuple((re.compile(p), r) for p, r in _ENGLISH)
 
+# Everyday Chinese units → the written ones the rules read, applied in order to every text:
+# "3块" (kuai) → 3元, "3块5" → 3.5元; "5毛3" (mao) → 0.53元; "0.6元一度" / "0.6元每度" → 0.6元/度; "每度电0.65元" /
+# "电费一度0.65元" → 0.65元/度; "一瓦3元" → 每瓦3元; "1万千瓦" → 10000千瓦. Pieces ("3块板子") stay.
+_CHINESE: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
+    (r"(\d)\s*毛\s*(\d)?(?![\d.])(?:钱)?", lambda m: f"0.{m[1]}{m[2] or ''}元"),
+    (r"(\d+)\s*块\s*(\d)(?![\d.])", r"\1.\2元"),
+    (r"(\d+(?:\.\d+)?)\s*块(?:钱)?(?!\s*(?:板|组件|电池|光伏|屋顶|地|面|区|瓦片))", r"\1元"),
+    (r"元\s*(?:一|每|1)\s*(?:度电?|千瓦时|kwh)(?![a-z])", "元/度"),
+    (r"元\s*(?:一|每|1)\s*(?:瓦|wp?)(?![a-z])", "元/w"),
+    (
+        r"(?:每|一|1)\s*(?:度电?|千瓦时|kwh)(?:的)?(?:电价|电费|价格|价钱|电)?\s*(?:[为是:约要收合]|大概|大约)*"
+        r"\s*(\d+(?:\.\d+)?)\s*元(?![/\d])",
+        r"\1元/度",
+    ),
+    (r"(?:一|1)瓦", "每瓦"),
+    (r"(\d+(?:\.\d+)?)\s*万\s*(千瓦|kwp?)(?![h时])", lambda m: f"{float(m[1]) * 1e4:g}{m[2]}"),
+)
+_CHINESE_COMPILED = tuple((re.compile(p), r) for p, r in _CHINESE)
+
 
 def normalize(text: str) -> str:
     """NFKC (full-width → ASCII, ㎡ → m2), lower case, no thousands separators, English rewritten.
 
-    Minus signs are unified and English terms are rewritten into the rules' vocabulary (`_ENGLISH`).
+    Minus signs are unified, English terms are rewritten into the rules' vocabulary (`_ENGLISH`)
+    and everyday Chinese units into written ones (`_CHINESE`).
     """
     text = unicodedata.normalize("NFKC", text).lower().replace("−", "-")
     text = re.sub(r"(?<=\d),(?=\d{3})", "", text)
     if re.search(r"[a-z]{2}", text):
         for pattern, repl in _ENGLISH_COMPILED:
             text = pattern.sub(repl, text)  # type: ignore[arg-type]
+    for pattern, repl in _CHINESE_COMPILED:
+        text = pattern.sub(repl, text)  # type: ignore[arg-type]
     return text
 
 
@@ -180,6 +202,11 @@ def _capex(m: re.Match) -> dict[str, float]:
     if unit.startswith("万元/"):
         return {"capex_yuan_per_w": value * 10_000 / 1_000_000}
     return {"capex_yuan_per_w": value / 1000 if ("k" in unit or "千" in unit) else value}
+
+
+def _bare_yuan(m: re.Match) -> dict[str, float]:
+    value = float(m[1])
+    return {"capex_yuan_per_w": value} if 1 <= value <= 8 else {"capex_unitless": value}
 
 
 def _load(m: re.Match) -> dict[str, float]:
@@ -234,6 +261,8 @@ _RULES: tuple[tuple[str, Callable[[re.Match], dict[str, Any]]], ...] = (
         rf"(?:单瓦造价|单位造价|单瓦成本|单位投资|建设成本|epc|造价){_S}{_N}(?!\s*(?:[\d.]|元|万|亿))",
         lambda m: {"capex_unitless": float(m[1])},
     ),
+    # "造价3元": yuan without "/W" after a cost's name is per watt when it is a per-watt figure
+    (rf"(?:单位造价|单位投资|建设成本|epc|造价){_S}{_N}\s*元(?![/每\d])", _bare_yuan),
     (
         rf"(?:年用电量|年用电|年耗电量|年均用电量){_S}{_N}\s*(万度|万kwh|万千瓦时|亿度|度|kwh|千瓦时|mwh|兆瓦时|万)?",
         _load,

@@ -184,3 +184,21 @@ def test_om_cost_with_wording_before_its_value_is_not_capex(text, expected):
     assert "capex_yuan_per_w" in fields or "capex_yuan_per_w" not in expected
     if "capex_yuan_per_w" not in expected:
         assert "capex_yuan_per_w" not in fields
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("电价7毛", {"electricity_price": 0.7}),
+        ("电费一度0.58元", {"electricity_price": 0.58}),
+        ("0.9元每千瓦时", {"electricity_price": 0.9}),
+        ("造价2块8一瓦", {"capex_yuan_per_w": 2.8}),
+        ("单瓦造价按3块算", {"capex_yuan_per_w": 3.0}),
+        ("造价3.1元", {"capex_yuan_per_w": 3.1}),  # yuan after a cost's name: per watt when plausible
+        ("总装机2.5万千瓦", {"capacity_kw": 25000.0}),
+        ("装了400块组件", {}),  # pieces, not yuan
+        ("每度电的成本0.35元", {}),  # a cost per kWh is not the electricity price
+    ],
+)
+def test_everyday_chinese_units(text, expected):
+    assert {k: v for k, v in parse_fields(text).items() if k != "project_type"} == pytest.approx(expected)
