@@ -135,11 +135,15 @@ def _inputs_stated(query: str, specs: Mapping[str, AgentSpec]) -> dict[str, dict
 def _states_values(clause: str, specs: Mapping[str, AgentSpec]) -> bool:
     """Whether a clause is a statement of values: a number, or several inputs ("杭州工商业500kW").
 
-    A lone word an input parser knows ("commercial", "户用") is the clause's topic, not a value.
+    A lone word an input parser knows ("commercial", "户用") is the clause's topic, not a value; a
+    change by an amount ("造价再便宜0.4元/W") is a value.
     """
     return any(
         len(fields) >= 2
-        or any(isinstance(v, int | float) and not isinstance(v, bool) for v in fields.values())
+        or any(
+            (isinstance(v, int | float) and not isinstance(v, bool)) or (isinstance(v, dict) and v)
+            for v in fields.values()
+        )
         for fields in _inputs_stated(clause, specs).values()
     )
 
@@ -213,6 +217,8 @@ def understand(
     if template is not None:
         return _from_template(template, asked, specs, stated, existing, lang)
     asked = [a for a in asked if a not in excluded]
+    if asked and not stated and not held and _foreign(query, asked, specs, index):
+        return Understanding(lang, reply=out_of_scope(specs, lang), note="another domain's words", matched=False)
     if not asked:  # values alone: a follow-up on the conversation's result, or a new project's values
         follow = next(
             (
@@ -305,6 +311,19 @@ def _with_inputs(names: Sequence[str], specs: Mapping[str, AgentSpec]) -> list[s
     for name in names:
         add(name)
     return found
+
+
+def _foreign(query: str, asked: Sequence[str], specs: Mapping[str, AgentSpec], index: RouteIndex) -> bool:
+    """Whether a request states no values and its words are mostly another domain's ("帮我算一下房贷月供").
+
+    The verb ("算", "calculate") names the calculation, but the thing to calculate is a word
+    no agent's texts or the corpus use ("Calculate my mortgage repayments": two such words, one
+    known). A corpus agent (the knowledge base) judges its own questions, so it is not second-guessed.
+    """
+    if any(specs[name].vocabulary is not None for name in asked):
+        return False
+    known, total = index.known_terms(query)
+    return total - known >= 2 and total - known > known or (total > 0 and known == 0)
 
 
 def _in_domain(query: str, specs: Mapping[str, AgentSpec], index: RouteIndex) -> str:

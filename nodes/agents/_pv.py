@@ -20,7 +20,7 @@ from tools.contracts import AgentExecResult
 from tools.lang import pick
 from tools.pv.data import using_tables
 from tools.pv.economics import simulate
-from tools.pv.inputs import EXCLUSIVE_GROUPS, merge_fields, parse_fields
+from tools.pv.inputs import EXCLUSIVE_GROUPS, apply_changes, merge_fields, parse_fields
 from tools.pv.model_fields import fill_with_model
 from tools.pv.resolve import (
     DEFAULTED,
@@ -282,7 +282,8 @@ def base_case(
     if previous is not None and previous.get("inputs"):
         if not fields:
             return previous
-        fields = merge_fields(previous_given(previous), fields)
+        fields = merge_fields(previous_given(previous), apply_changes(fields, previous["inputs"])[0])
+    fields.pop("changes", None)
     for key, value in (fill or {}).items():
         group = next((g for g in EXCLUSIVE_GROUPS if key in g), (key,))
         if not any(k in fields for k in group):

@@ -18,7 +18,7 @@ from typing import Any
 
 from tools.pv.data import find_locations
 
-__all__ = ["EXCLUSIVE_GROUPS", "merge_fields", "normalize", "parse_fields", "parse_with_rest"]
+__all__ = ["EXCLUSIVE_GROUPS", "apply_changes", "merge_fields", "normalize", "parse_fields", "parse_with_rest"]
 
 _N = r"((?:(?<![\d.])-)?\d+(?:\.\d+)?)"
 # Between a field's name and its value: copulas, "about", and the verbs of a change ("降到").
@@ -48,6 +48,10 @@ EXCLUSIVE_GROUPS: tuple[tuple[str, ...], ...] = (
     ("capex_yuan_per_w", "capex_total_yuan", "capex_unitless"),
     ("om_yuan_per_w_year", "om_total_yuan_per_year"),
 )
+
+
+# An amount with its unit, as the English rules leave it ("10%", "0.3元/w", "500 kw").
+_AMOUNT = r"\d+(?:\.\d+)?\s*(?:%|kwp?|mwp?|元(?:/[a-z]+)?|分)?"
 
 
 def _scaled(factor: float, unit: str) -> Callable[[re.Match], str]:
@@ -132,8 +136,27 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
     ),
     (r"\b(?:residential|household|home|house|domestic|villa|homeowner|my roof|family)\b", " 户用 "),
     (r"\b(?:change (?:it )?to|switch (?:it )?to|make it|move (?:it )?to|instead of|replace with)\b", "换成"),
+    # a change by an amount ("cut the cost by 0.3", "the tariff rises by 5%", "capex 10% lower")
     (
-        r"\b(?:drops?|falls?|goes (?:up|down)|rises?|increases?|decreases?|changes?|is changed|were|was|becomes?|set|is|are|of|at|reach(?:es|ing)?|hit|get|gets|achieve[sd]?|target(?:ing)?)\b\s*(?:to\b)?",
+        r"\b(?:cut|reduce|lower|decrease|bring down)\s+(?:the\s+)?([a-z\u4e00-\u9fff&/ -]{2,30}?)\s+by\b",
+        r"\1 降低",
+    ),
+    (r"\b(?:raise|increase|lift)\s+(?:the\s+)?([a-z\u4e00-\u9fff&/ -]{2,30}?)\s+by\b", r"\1 提高"),
+    (
+        r"\b(?:drop(?:s|ped)?|fall(?:s|en)?|fell|(?:goes|go|went|comes?|came) down|decrease[sd]?|"
+        r"reduced?|(?:is |was )?cut|lowered|shrinks?|shrank)\s+by\b",
+        "降低",
+    ),
+    (
+        r"\b(?:rises?|risen|rose|(?:goes|go|went|comes?|came) up|increase[sd]?|raised|grows?|grew)\s+by\b",
+        "提高",
+    ),
+    (rf"({_AMOUNT})\s*(?:lower|cheaper|less|smaller)\b", r"降低\1"),
+    (rf"({_AMOUNT})\s*(?:higher|more|bigger|larger)\b", r"提高\1"),
+    (
+        r"\b(?:drops?|dropped|falls?|fell|(?:goes|go|went|comes?|came) (?:up|down)|rises?|rose|increase[sd]?|"
+        r"decrease[sd]?|changes?|changed|is changed|were|was|becomes?|became|set|is|are|of|at|"
+        r"reach(?:es|ed|ing)?|hit|get|gets|achieve[sd]?|target(?:ing)?)\b\s*(?:to\b)?",
         " ",
     ),
     (r"\b(?:highest|maximum|max|most|upper limit)\b", "最高"),
@@ -334,10 +357,114 @@ def _location(text: str) -> dict[str, str]:
     return {"location_unknown": unknown[1]} if unknown else {}
 
 
+# Relative changes of a value ("造价再便宜0.4元/W", "电价涨5%", "容量翻倍", "cut the cost by 0.3"):
+# the name, a verb of going down or up (not "降到": that states the new value), the amount.
+_CHANGE_NAMES = {
+    "上网电价": "feed_in_price",
+    "燃煤基准价": "feed_in_price",
+    "自用电价": "electricity_price",
+    "电价": "electricity_price",
+    "电费": "electricity_price",
+    "单瓦造价": "capex_yuan_per_w",
+    "单位造价": "capex_yuan_per_w",
+    "单瓦成本": "capex_yuan_per_w",
+    "造价": "capex_yuan_per_w",
+    "成本": "capex_yuan_per_w",
+    "投资": "capex_yuan_per_w",
+    "装机容量": "capacity_kw",
+    "装机规模": "capacity_kw",
+    "装机": "capacity_kw",
+    "容量": "capacity_kw",
+    "规模": "capacity_kw",
+    "自发自用比例": "self_consumption",
+    "自发自用率": "self_consumption",
+    "自发自用": "self_consumption",
+    "自用比例": "self_consumption",
+    "自用率": "self_consumption",
+    "消纳比例": "self_consumption",
+    "折现率": "discount_rate",
+    "贴现率": "discount_rate",
+    "运营期": "lifetime_years",
+    "寿命": "lifetime_years",
+}
+_RATIOS = frozenset({"self_consumption", "discount_rate"})  # "提高10%" of a share: ten points
+_NAMES = "|".join(sorted(_CHANGE_NAMES, key=len, reverse=True))
+_DOWN = "降低|减少|下降|下调|便宜|缩小|缩减|降|少|减|低"
+_UP = "提高|增加|上涨|上调|增长|增大|扩大|提升|涨|多|高|加|升"
+_RELATIVE = re.compile(
+    rf"({_NAMES})(?:/[a-z]+)?\s*(?:再|还|又|能|可以|如果|要是|若)*\s*(?:(?P<down>{_DOWN})|(?P<up>{_UP}))(?![到至为成于])"
+    rf"\s*(?:了|个)?\s*(百分之)?{_N}\s*(%|个百分点|成|元/kwh|元/度|分/度|分|元/w|元/kw|元|mw|兆瓦|kw|千瓦|年)?"
+)
+# Without a name, the unit says which value changes ("再多500kW呢", "500 kW more").
+_UNIT_FIELDS = {"mw": "capacity_kw", "兆瓦": "capacity_kw", "kw": "capacity_kw", "千瓦": "capacity_kw"}
+_UNIT_FIELDS |= dict.fromkeys(("元/w", "元/kw"), "capex_yuan_per_w")
+_UNIT_FIELDS |= dict.fromkeys(("元/kwh", "元/度", "分/度"), "electricity_price")
+_UNNAMED = re.compile(
+    r"(?<![\u4e00-\u9fff])(?:再|还|又)?\s*(?:(?P<down>降低|减少|少|降|便宜)|(?P<up>提高|增加|多|加))\s*(?:了|个)?"
+    rf"\s*{_N}\s*(元/kwh|元/度|分/度|元/w|元/kw|mw|兆瓦|kw|千瓦)(?![h时])"
+)
+_FOLD = re.compile(rf"({_NAMES})\s*(?:再|还|又)*\s*(翻倍|翻一番|加倍|减半)")
+
+
+def _change(m: re.Match) -> tuple[str, tuple[str, float]] | None:
+    """One relative change: (field, ("add", amount) or ("scale", factor)) in canonical units."""
+    field = _CHANGE_NAMES[m[1]]
+    sign = -1.0 if m["down"] else 1.0
+    amount, unit = float(m[5]), m[6] or ""
+    if m[4] or unit in ("%", "成"):
+        share = amount / (10 if unit == "成" else 100)
+        return (field, ("add", sign * share)) if field in _RATIOS else (field, ("scale", 1 + sign * share))
+    if unit == "个百分点":
+        return field, ("add", sign * amount / 100)
+    scale = {"分": 0.01, "分/度": 0.01, "元/kw": 0.001, "mw": 1000.0, "兆瓦": 1000.0}.get(unit, 1.0)
+    return field, ("add", sign * amount * scale)
+
+
+def _changes(rest: str) -> tuple[dict[str, tuple[str, float]], str]:
+    """Relative changes in normalized text (field → ("add", amount) | ("scale", factor)), text without them."""
+    found: dict[str, tuple[str, float]] = {}
+    for m in _RELATIVE.finditer(rest):
+        if (change := _change(m)) is not None:
+            found.setdefault(*change)
+    for m in _FOLD.finditer(rest):
+        found.setdefault(_CHANGE_NAMES[m[1]], ("scale", 0.5 if m[2] == "减半" else 2.0))
+    rest = _RELATIVE.sub(lambda m: " " * len(m[0]), rest)
+    for m in _UNNAMED.finditer(rest):
+        scale = {"分/度": 0.01, "元/kw": 0.001, "mw": 1000.0, "兆瓦": 1000.0}.get(m[4], 1.0)
+        found.setdefault(_UNIT_FIELDS[m[4]], ("add", (-1.0 if m["down"] else 1.0) * float(m[3]) * scale))
+    for pattern in (_UNNAMED, _FOLD):
+        rest = pattern.sub(lambda m: " " * len(m[0]), rest)
+    return found, rest
+
+
+def apply_changes(fields: dict[str, Any], base: dict[str, Any]) -> tuple[dict[str, Any], dict[str, tuple]]:
+    """`fields` with their relative `changes` applied to the `base` case's inputs.
+
+    Returns the fields (without `changes`) and what changed: field → (old, new). A change whose
+    field was also stated outright, or that the base case does not hold, is left out.
+    """
+    fields = dict(fields)
+    changed: dict[str, tuple] = {}
+    for name, (mode, amount) in (fields.pop("changes", None) or {}).items():
+        old = base.get(name)
+        if name in fields or not isinstance(old, int | float):
+            continue
+        new = round(old + amount if mode == "add" else old * amount, 6)
+        fields[name] = int(round(new)) if name == "lifetime_years" else new
+        changed[name] = (old, fields[name])
+    return fields, changed
+
+
 def parse_with_rest(text: str) -> tuple[dict[str, Any], str]:
-    """Fields found in `text`, and the normalized text with the parsed numbers blanked out."""
+    """Fields found in `text`, and the normalized text with the parsed numbers blanked out.
+
+    Relative changes ("造价再便宜0.4元/W") are kept under `changes` (see `apply_changes`).
+    """
     rest = normalize(text)
     fields: dict[str, Any] = {}
+    changes, rest = _changes(rest)
+    if changes:
+        fields["changes"] = changes
     for pattern, handler in _COMPILED:
         for m in pattern.finditer(rest):
             for key, value in handler(m).items():

@@ -213,3 +213,14 @@ def test_a_supposed_value_is_a_follow_up_on_the_case(with_case):
     assert _plan("如果发电量少10%，IRR会降到多少", with_case) == [("sensitivity", [])]
     # a yes/no question on a corpus topic stays a question, "呢" or not
     assert _plan("户用光伏要不要备案呢", with_case) == [("knowledge", [])]
+
+
+def test_a_calculation_of_something_else_is_out_of_scope(with_case):
+    # the verb is the calculation's, the thing to calculate is not a word of the domain
+    for text, lang in (("帮我算一下车贷利息", "zh"), ("Calculate my mortgage repayments", "en")):
+        found = understand(text, SPECS, INDEX, InMemoryResults())
+        assert found.steps == [] and found.reply.startswith("抱歉" if lang == "zh" else "Sorry"), text
+    assert _plan("帮我算一下光伏收益") == [("pv_calc", [])]
+    assert _plan("Please calculate the returns of my rooftop investment") == [("pv_calc", [])]
+    # in a conversation holding a case, short words of a follow-up are not judged so
+    assert _plan("Now turn that into a report.", with_case) == [("report", [])]

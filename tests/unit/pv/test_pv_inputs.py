@@ -202,3 +202,28 @@ def test_om_cost_with_wording_before_its_value_is_not_capex(text, expected):
 )
 def test_everyday_chinese_units(text, expected):
     assert {k: v for k, v in parse_fields(text).items() if k != "project_type"} == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "changes"),
+    [
+        ("造价再便宜0.3元/W", {"capex_yuan_per_w": ("add", -0.3)}),
+        ("电价涨10%", {"electricity_price": ("scale", 1.1)}),
+        ("自用比例再提高5个百分点", {"self_consumption": ("add", 0.05)}),
+        ("装机容量翻一番", {"capacity_kw": ("scale", 2.0)}),
+        ("再多200kW呢", {"capacity_kw": ("add", 200.0)}),
+        ("reduce the electricity price by 2 cents", {"electricity_price": ("add", -0.02)}),
+        ("What if capex were 10% lower?", {"capex_yuan_per_w": ("scale", 0.9)}),
+    ],
+)
+def test_changes_by_an_amount_are_kept_apart_from_values(text, changes):
+    fields = parse_fields(text)
+    assert set(fields["changes"]) == set(changes)
+    for name, (mode, amount) in changes.items():
+        assert fields["changes"][name][0] == mode and fields["changes"][name][1] == pytest.approx(amount)
+    assert not set(changes) & set(fields)  # not read as the new value itself
+
+
+@pytest.mark.parametrize("text", ["造价降到2.6", "电价提高到0.8元/度", "最高3元/W", "差不多500kW", "电价多少"])
+def test_a_new_value_is_not_a_change_by_an_amount(text):
+    assert "changes" not in parse_fields(text)
