@@ -33,9 +33,10 @@ _REUSE = re.compile(
 )
 # Building and owner words that say which kind of project it is.
 _CI_WORDS = (
-    "工商业|工业|商业|厂房|厂区|工厂|企业|公司|仓库|物流|园区|商场|超市|酒店|宾馆|写字楼|办公楼|车间|制造"
+    "工商业|工业|商业|厂房|厂区|工厂|企业|公司|仓库|物流|园区|商场|超市|酒店|宾馆|写字楼|办公楼|车间|制造|"
+    "学校|医院|农场|养殖场|大棚|加油站|停车场|车棚|数据中心|冷库|机关|(?<!电)厂(?![家商])"
 )
-_HOUSEHOLD_WORDS = "户用|居民|家庭|家用|自家|我家|农户|住宅|自建房|农村|别墅|民房|屋主"
+_HOUSEHOLD_WORDS = "户用|居民|家庭|家用|自家|我家|家里|老家|农户|住宅|自建房|农村|别墅|民房|屋主|平房"
 _CHANGE = re.compile(r"更换到|更换为|换到|换成|改为|改成|改到|变更为|调整为|搬到")
 _PLACE = re.compile(
     r"(?:地点|地址|位置|位于|项目地|所在地|城市|更换到|更换为|换到|换成|改为|改成|改到)[是为在:\s]*([\u4e00-\u9fff]{2,10}?(?:省|市|区|县|州|旗))"
@@ -131,10 +132,15 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
     (r"(?:^|(?<=[,;:，；]))\s*(\d+)年(?=\s*(?:[.,;，。；]|$))", r" 运营期\1年"),  # ", 25 years."
     (
         r"\b(?:commercial|industrial|c ?& ?i|c and i|factory|factories|warehouse|plant|business|company|"
-        r"enterprise|office|mall|hotel|logistics|workshop|manufactur\w*)\b",
+        r"enterprise|office|mall|hotel|logistics|workshop|manufactur\w*|school|hospital|farm|shop|store|"
+        r"supermarket|data cent(?:er|re)|cold storage|carport|parking)\b",
         " 工商业 ",
     ),
-    (r"\b(?:residential|household|home|house|domestic|villa|homeowner|my roof|family)\b", " 户用 "),
+    (
+        r"\b(?:residential|household|home|house|domestic|villa|homeowner|my roof|family|apartment|"
+        r"bungalow|cottage|townhouse)\b",
+        " 户用 ",
+    ),
     (r"\b(?:change (?:it )?to|switch (?:it )?to|make it|move (?:it )?to|instead of|replace with)\b", "换成"),
     # a change by an amount ("cut the cost by 0.3", "the tariff rises by 5%", "capex 10% lower")
     (
@@ -170,10 +176,68 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
 )
 _ENGLISH_COMPILED = tuple((re.compile(p), r) for p, r in _ENGLISH)
 
+_ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
+_ZH_RUN = "[零〇一二两三四五六七八九十百千]+(?:点[零〇一二三四五六七八九]+)?"
+# A Chinese numeral counts only before a unit (or after 块/毛: "三块五", "八毛五") or after 百分之: "一下",
+# "一个", "一点" stay words. 千 of 千瓦 is the unit's, not the number's (the run backs off it).
+_ZH_NUMBER = re.compile(
+    rf"百分之(?P<pct>{_ZH_RUN})|(?<=[块毛])(?P<tail>[一二三四五六七八九])(?![十百千])|"
+    rf"(?P<run>{_ZH_RUN})(?=\s*(?:千瓦|兆瓦|kw|mw|万|亿|元|块|毛|分|度|年|%|成|个百分点|平方|平米|小时|瓦时))"
+)
+
+
+def _zh_integer(text: str) -> int | None:
+    """"一千二百" → 1200, "两千" → 2000, "一千二" → 1200 (a trailing digit is one order below), "十五" → 15."""
+    if all(c in _ZH_DIGITS for c in text):  # digit by digit: "二五" → 25
+        return int("".join(str(_ZH_DIGITS[c]) for c in text)) if text else None
+    total, digit, last_unit = 0, None, 1
+    for c in text:
+        if c in _ZH_DIGITS:
+            digit = _ZH_DIGITS[c]
+        else:
+            unit = _ZH_UNITS[c]
+            total += (1 if digit is None else digit) * unit
+            digit, last_unit = None, unit
+    if digit is not None:
+        total += digit * (last_unit // 10 if last_unit >= 100 else 1)
+    return total
+
+
+def _zh_number(m: re.Match) -> str:
+    text = m["tail"] or m["pct"] or m["run"]
+    whole, _, fraction = text.partition("点")
+    number = _zh_integer(whole) if whole else 0
+    if number is None:
+        return m[0]
+    shown = f"{number}." + "".join(str(_ZH_DIGITS[c]) for c in fraction) if fraction else str(number)
+    return shown + "%" if m["pct"] else shown
+
+
+_EN_NUMBERS = {
+    **{w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())},
+    **{"fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "a": 1, "an": 1, "half a": 0.5},
+}
+# "two megawatts", "five hundred kilowatts", "a megawatt", "twenty years" → digits
+_EN_NUMBER = re.compile(
+    r"\b(half a|a|an|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
+    r"thirty|forty|fifty)(?:[ -](one|two|three|four|five|six|seven|eight|nine))?(?: (hundred|thousand))?"
+    r"(?= (?:kilowatts?|megawatts?|kw|mw|kwp|mwp|years?|million|yuan|percent|cents?)\b)"
+)
+
+
+def _en_number(m: re.Match) -> str:
+    value = _EN_NUMBERS[m[1]] + (_EN_NUMBERS[m[2]] if m[2] else 0)
+    value *= {"hundred": 100, "thousand": 1000}.get(m[3] or "", 1)
+    return f"{value:g}"
+
+
 # Everyday Chinese units → the written ones the rules read, applied in order to every text:
 # "3块" (kuai) → 3元, "3块5" → 3.5元; "5毛3" (mao) → 0.53元; "0.6元一度" / "0.6元每度" → 0.6元/度; "每度电0.65元" /
 # "电费一度0.65元" → 0.65元/度; "一瓦3元" → 每瓦3元; "1万千瓦" → 10000千瓦. Pieces ("3块板子") stay.
 _CHINESE: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
+    (r"百分之(\d+(?:\.\d+)?)", r"\1%"),
+    (r"(\d+(?:\.\d+)?)\s*成(?![本功立为果交])", lambda m: f"{float(m[1]) * 10:g}%"),  # 七成 = 70%
     (r"(\d)\s*毛\s*(\d)?(?![\d.])(?:钱)?", lambda m: f"0.{m[1]}{m[2] or ''}元"),
     (r"(\d+)\s*块\s*(\d)(?![\d.])", r"\1.\2元"),
     (r"(\d+(?:\.\d+)?)\s*块(?:钱)?(?!\s*(?:板|组件|电池|光伏|屋顶|地|面|区|瓦片))", r"\1元"),
@@ -198,7 +262,9 @@ def normalize(text: str) -> str:
     """
     text = unicodedata.normalize("NFKC", text).lower().replace("−", "-")
     text = re.sub(r"(?<=\d),(?=\d{3})", "", text)
+    text = _ZH_NUMBER.sub(_zh_number, text)
     if re.search(r"[a-z]{2}", text):
+        text = _EN_NUMBER.sub(_en_number, text)
         for pattern, repl in _ENGLISH_COMPILED:
             text = pattern.sub(repl, text)  # type: ignore[arg-type]
     for pattern, repl in _CHINESE_COMPILED:
@@ -308,7 +374,7 @@ _RULES: tuple[tuple[str, Callable[[re.Match], dict[str, Any]]], ...] = (
         lambda m: {"capacity_unitless": float(m[1])},
     ),
     (
-        rf"(?:自发自用比例|自发自用率|自发自用|自用比例|自用率|消纳比例){_S}{_N}\s*(%)?",
+        rf"(?:自发自用比例|自发自用率|自发自用|自用比例|自用率|消纳比例|自用){_S}{_N}\s*(%)?",
         lambda m: {"self_consumption": _ratio(m[1], m[2])},
     ),
     (

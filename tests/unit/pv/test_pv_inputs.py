@@ -227,3 +227,33 @@ def test_changes_by_an_amount_are_kept_apart_from_values(text, changes):
 @pytest.mark.parametrize("text", ["造价降到2.6", "电价提高到0.8元/度", "最高3元/W", "差不多500kW", "电价多少"])
 def test_a_new_value_is_not_a_change_by_an_amount(text):
     assert "changes" not in parse_fields(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("装机八百千瓦", {"capacity_kw": 800.0}),
+        ("规模一千五千瓦", {"capacity_kw": 1500.0}),  # 一千五 = 1500
+        ("两点五兆瓦", {"capacity_kw": 2500.0}),
+        ("电价六毛八", {"electricity_price": 0.68}),
+        ("单瓦造价两块九", {"capex_yuan_per_w": 2.9}),
+        ("自发自用比例百分之七十五", {"self_consumption": 0.75}),
+        ("自用八成", {"self_consumption": 0.8}),
+        ("年用电量两百万度", {"annual_load_kwh": 2_000_000.0}),
+        ("运营期三十年", {"lifetime_years": 30.0}),
+        ("three megawatts", {"capacity_kw": 3000.0}),
+        ("eight hundred kilowatts", {"capacity_kw": 800.0}),
+        ("帮我看一下，便宜一点的方案", {}),  # 一下, 一点: words, not numbers
+    ],
+)
+def test_numbers_written_in_words(text, expected):
+    assert {k: v for k, v in parse_fields(text).items() if k != "project_type"} == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "ptype"),
+    [("医院楼顶", "工商业"), ("我们厂的屋顶", "工商业"), ("老家的平房", "户用"), ("a hospital roof", "工商业"),
+     ("our apartment building", "户用")],
+)
+def test_building_words_name_the_project_type(text, ptype):
+    assert parse_fields(text)["project_type"] == ptype
