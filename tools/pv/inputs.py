@@ -521,21 +521,47 @@ def apply_changes(fields: dict[str, Any], base: dict[str, Any]) -> tuple[dict[st
     return fields, changed
 
 
+# Between two values of one field: the later one replaces the first ("从500kW改成1MW", "from 3 to 2.8").
+_CHANGE_BETWEEN = re.compile(
+    r"改成|改为|改到|换成|换为|变成|变为|调到|调整为|调整到|调成|降到|降至|降为|提高到|提到|涨到|升到|到|至|->|→|\bto\b|\binstead\b"
+)
+
+
+def _differ(a: Any, b: Any) -> bool:
+    if isinstance(a, float | int) and isinstance(b, float | int):
+        return abs(a - b) > 1e-9 * max(1.0, abs(a))
+    return a != b
+
+
 def parse_with_rest(text: str) -> tuple[dict[str, Any], str]:
     """Fields found in `text`, and the normalized text with the parsed numbers blanked out.
 
-    Relative changes ("造价再便宜0.4元/W") are kept under `changes` (see `apply_changes`).
+    Relative changes ("造价再便宜0.4元/W") are kept under `changes` (see `apply_changes`). Two
+    different values of one field are kept under `conflicts` (validation asks which one), unless
+    a change word stands between them ("从500kW改成1MW": the later one).
     """
     rest = normalize(text)
     fields: dict[str, Any] = {}
     changes, rest = _changes(rest)
     if changes:
         fields["changes"] = changes
+    seen: dict[str, tuple[int, Any]] = {}  # key → (end of its first value, that value)
+    conflicts: dict[str, list[Any]] = {}
     for pattern, handler in _COMPILED:
         for m in pattern.finditer(rest):
             for key, value in handler(m).items():
-                fields.setdefault(key, value)
+                if key not in seen:
+                    seen[key] = (m.end(), value)
+                    fields[key] = value
+                elif _differ(seen[key][1], value):
+                    # "容量从500kW改成1MW": the value after a change word replaces the first
+                    if _CHANGE_BETWEEN.search(rest[seen[key][0] : m.start()]):
+                        fields[key] = value
+                    else:
+                        conflicts.setdefault(key, [seen[key][1]]).append(value)
         rest = pattern.sub(lambda m: " " * len(m[0]), rest)
+    if conflicts:
+        fields["conflicts"] = conflicts
     fields.update(_location(normalize(text)))
     if ptype := _project_type(rest):
         fields["project_type"] = ptype
@@ -550,12 +576,21 @@ def parse_fields(text: str) -> dict[str, Any]:
 
 
 def merge_fields(older: dict[str, Any], newer: dict[str, Any]) -> dict[str, Any]:
-    """`older` updated with `newer`, where a newer key also drops the older keys of its group."""
+    """`older` updated with `newer`, where a newer key also drops the older keys of its group.
+
+    A conflict of `older` (two values of one field) is settled by a value of that field in `newer`.
+    """
     merged = dict(older)
     for key in newer:
         for group in EXCLUSIVE_GROUPS:
             if key in group:
                 for other in group:
                     merged.pop(other, None)
+    conflicts = {k: v for k, v in (older.get("conflicts") or {}).items() if k not in newer}
     merged.update(newer)
+    # a newer text that states a conflicting field settles it ("1MW" answering "500 kW or 1 MW?")
+    conflicts.update(newer.get("conflicts") or {})
+    merged.pop("conflicts", None)
+    if conflicts:
+        merged["conflicts"] = conflicts
     return merged

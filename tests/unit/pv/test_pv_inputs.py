@@ -257,3 +257,19 @@ def test_numbers_written_in_words(text, expected):
 )
 def test_building_words_name_the_project_type(text, ptype):
     assert parse_fields(text)["project_type"] == ptype
+
+
+def test_two_values_of_one_field_are_asked_about_until_one_is_chosen():
+    from tools.pv.inputs import merge_fields
+
+    fields = parse_fields("苏州工商业1MW，装机容量800kW，测算")
+    asked = resolve_inputs(fields)
+    assert asked.inputs is None and asked.missing == ["capacity_kw"]
+    assert "1000 kW" in asked.question and "800 kW" in asked.question
+    english = resolve_inputs(parse_fields("Commercial 1 MW in Suzhou, tariff 0.7 yuan/kWh, tariff 0.9 yuan/kWh"), lang="en")
+    assert "0.7 yuan/kWh and 0.9 yuan/kWh" in english.question
+    settled = merge_fields(fields, parse_fields("按800kW"))
+    assert resolve_inputs(settled).inputs["capacity_kw"] == 800
+    # a change word between the two: the later value, nothing to ask
+    assert parse_fields("容量从500kW改成1MW") == {"capacity_kw": 1000.0}
+    assert parse_fields("装机容量500kW，即0.5MW") == {"capacity_kw": 500.0}
