@@ -224,3 +224,9 @@ def test_a_calculation_of_something_else_is_out_of_scope(with_case):
     assert _plan("Please calculate the returns of my rooftop investment") == [("pv_calc", [])]
     # in a conversation holding a case, short words of a follow-up are not judged so
     assert _plan("Now turn that into a report.", with_case) == [("report", [])]
+
+
+def test_figures_asked_in_everyday_words_are_recalled(with_case):
+    for text, figure in (("总共要花多少钱", "159.00 万元"), ("回本要多久", "5.2 年"), ("What was the upfront investment?", "1,590,000")):
+        found = understand(text, SPECS, INDEX, with_case)
+        assert found.steps == [] and figure in found.reply, (text, found.reply)
