@@ -62,6 +62,7 @@ def _scaled(factor: float, unit: str) -> Callable[[re.Match], str]:
 # English → the Chinese vocabulary of the rules, applied in order to lower-cased text.
 _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
     (r"[’`´]", "'"),
+    (r"(\d)\s*(?:percent|per cent|pct)\b", r"\1%"),
     (r"(\d+(?:\.\d+)?)\s*billion\b", _scaled(10, "亿")),
     (r"(\d+(?:\.\d+)?)\s*million\b", _scaled(100, "万")),
     (r"(\d+(?:\.\d+)?)\s*(?:thousand\b|k\b(?!\s*w))", _scaled(1000, "")),
@@ -118,7 +119,8 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
     (r"\b(?:o&m|operation and maintenance|maintenance) (?:cost|costs|fee|fees)?\b", "运维"),
     (r"\b(?:total (?:investment|capex|cost)|investment in total|overall (?:investment|cost))\b", "总投资"),
     (
-        r"\b(?:capex|capital cost|investment cost|construction cost|installed cost|system cost|epc (?:price|cost)|cost per watt|price per watt|unit cost|costs?)\b(?: per watt| per w)?",
+        r"\b(?:capex|capital cost|investment cost|construction cost|installed cost|system cost|epc (?:price|cost)|cost per watt|price per watt|unit cost|costs?)\b(?: per watt| per w)?"
+        r"|\b(?:price|cost)/wp?\b",
         "造价",
     ),
     (r"\b(?:installed capacity|system size|capacity|plant size|array size)\b", "装机容量"),
@@ -168,6 +170,12 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
     (r"\b(?:highest|maximum|max|most|upper limit)\b", "最高"),
     (r"\b(?:lowest|minimum|min|least|lower limit)\b", "最低"),
     (r"\b(?:largest|biggest)\b", "最大"),
+    # the size as the unknown: "how big a system", "what size", "how many kilowatts"
+    (
+        r"\bhow (?:big|large)(?: an?| of an?| the)?(?: (?:pv|solar|rooftop))*(?: (?:system|plant|array|installation))?\b"
+        r"|\bwhat size\b|\bhow many (?:kw|mw|kwp|panels)\b",
+        "装多大",
+    ),
     (r"\bhow (?:much|many|high|low|big|large|small|cheap)\b|\bwhat(?:'s)?\b|\bwhich\b", "多少"),
     (
         r"\b(?:solve for|back[- ]?calculate|back[- ]?solve|work out|reverse[- ]?(?:engineer|calculate|solve)?|optimi[sz]e|find)\b",
