@@ -181,6 +181,8 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
         r"\b(?:solve for|back[- ]?calculate|back[- ]?solve|work out|reverse[- ]?(?:engineer|calculate|solve)?|optimi[sz]e|find)\b",
         "反推",
     ),
+    # "change the discount rate to 6%": the rules read 到 between a name and its value
+    (r"\b(?:(?:up|down) )?to\b", "到"),
 )
 _ENGLISH_COMPILED = tuple((re.compile(p), r) for p, r in _ENGLISH)
 

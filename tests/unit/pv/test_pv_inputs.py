@@ -273,3 +273,16 @@ def test_two_values_of_one_field_are_asked_about_until_one_is_chosen():
     # a change word between the two: the later value, nothing to ask
     assert parse_fields("容量从500kW改成1MW") == {"capacity_kw": 1000.0}
     assert parse_fields("装机容量500kW，即0.5MW") == {"capacity_kw": 500.0}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Set the discount rate to 7%", {"discount_rate": 0.07}),
+        ("Push self-consumption up to 85%", {"self_consumption": 0.85}),
+        ("Bring the capex down to 2.6 yuan/W", {"capex_yuan_per_w": 2.6}),
+        ("capacity from 800 kW to 1.2 MW", {"capacity_kw": 1200.0}),
+    ],
+)
+def test_english_changes_to_a_value(text, expected):
+    assert parse_fields(text) == pytest.approx(expected)
