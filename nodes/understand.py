@@ -16,7 +16,8 @@ the rest:
   the word after a pointer ("that case", "这个方案") names no work unless nothing else does;
 - a question without values that fits a corpus agent (the knowledge base) nearly as well as the
   chosen one → the planner asks the corpus (`AgentSpec.serves`) whether it answers it;
-- values stated and a consumer named → the producer runs first when the values are all it needs;
+- values stated and a consumer named → the producer runs first when the values are all it needs,
+  or when they change the conversation's case ("电价改成0.8再做敏感性": recomputed, then analysed);
 - a consumer named, no new values, and the conversation already holds what it consumes → no
   producer step ("在这个方案基础上做敏感性分析");
 - no agent named, values stated → the producer runs again with them (a follow-up changing one
@@ -235,11 +236,13 @@ def understand(
             return Understanding(lang, reply=out_of_scope(specs, lang), note="out of scope", matched=False)
         asked = [follow]
     needed = {k for a in asked for k in specs[a].consumes}
-    if stated:  # a new project: its producer first, when the request gives it all it needs
+    if stated:  # a new project, or a change to the case: its producer first
         for producer in producers:
             spec = specs[producer]
             complete = all(f.name in stated.get(producer, {}) for f in spec.inputs if f.required)
-            if producer not in asked and set(spec.produces) & needed and complete:
+            # with the conversation's case, changed values are recomputed first ("电价改成0.8再做敏感性")
+            changed = producer in stated and bool(set(spec.produces) & existing)
+            if producer not in asked and set(spec.produces) & needed and (complete or changed):
                 asked.insert(0, producer)
     else:  # nothing new was said: work on what the conversation already holds
         asked = [a for a in asked if not (a in producers and set(specs[a].produces) & needed & existing)]

@@ -230,3 +230,12 @@ def test_figures_asked_in_everyday_words_are_recalled(with_case):
     for text, figure in (("总共要花多少钱", "159.00 万元"), ("回本要多久", "5.2 年"), ("What was the upfront investment?", "1,590,000")):
         found = understand(text, SPECS, INDEX, with_case)
         assert found.steps == [] and figure in found.reply, (text, found.reply)
+
+
+def test_a_change_with_more_work_recomputes_the_case_first(with_case):
+    assert _plan("把电价改成0.8元/度，然后出报告", with_case) == [("pv_calc", []), ("report", [0])]
+    assert _plan("With the tariff at 0.8 yuan/kWh, redo the sensitivity analysis", with_case) == [
+        ("pv_calc", []),
+        ("sensitivity", [0]),
+    ]
+    assert _plan("就在这个方案上做敏感性分析", with_case) == [("sensitivity", [])]  # nothing changed
