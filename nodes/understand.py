@@ -219,7 +219,9 @@ def understand(
         return _from_template(template, asked, specs, stated, existing, lang)
     asked = [a for a in asked if a not in excluded]
     if asked and not stated and not held and _foreign(query, asked, specs, index):
-        return Understanding(lang, reply=out_of_scope(specs, lang), note="another domain's words", matched=False)
+        return Understanding(
+            lang, reply=out_of_scope(specs, lang), note="another domain's words", matched=False
+        )
     if not asked:  # values alone: a follow-up on the conversation's result, or a new project's values
         follow = next(
             (

@@ -36,7 +36,7 @@ from nodes.kit.step import StepContext
 from tools.contracts import AgentExecResult
 from tools.lang import pick
 from tools.pv.inputs import apply_changes, merge_fields, parse_fields
-from tools.pv.resolve import fmt, label
+from tools.pv.resolve import MODEL_FIELDS, fmt, label
 from tools.pv.text import conclusion_line, defaults_lines, result_lines
 
 __all__ = ["AGENT", "run"]
@@ -109,7 +109,15 @@ def run(ctx: StepContext) -> AgentExecResult:
     )
     case = make_case(inputs, resolution.defaults_used)
     ctx.emit(pick(lang, "正在计算 NPV、IRR、LCOE 和回收期…", "Computing NPV, IRR, LCOE and payback…"))
-    output = _summary(case, reused, previous if previous and reused else {}, lang, changed)
+    moves: dict[str, tuple] = {}
+    if previous is not None and (reused or changed):  # a follow-up: what it changed, first
+        before = previous.get("inputs", {})
+        moves = {
+            k: (before.get(k), inputs[k])
+            for k in MODEL_FIELDS
+            if k in stated and k in inputs and before.get(k) != inputs[k]
+        }
+    output = _summary(case, reused, previous if previous and reused else {}, lang, moves)
     context = save_case(ctx, case)
     ctx.record_tool_call("pv_economics", inputs, output, context)
     return ctx.result("completed", output, context)
@@ -120,18 +128,23 @@ def _summary(
     reused: dict[str, Any],
     before: dict[str, Any],
     lang: str = "zh",
-    changed: dict[str, tuple] | None = None,
+    moves: dict[str, tuple] | None = None,
 ) -> str:
     v = case["inputs"]
     where = " · ".join(fmt(k, v[k], lang) for k in ("location", "project_type", "capacity_kw"))
-    lines = [
-        pick(lang, f"光伏经济性测算结果（{where}）", f"PV economics ({where})"),
-        conclusion_line(case, lang),
-        *result_lines(case, lang),
-    ]
-    if changed:
-        moves = [f"{label(k, lang)} {fmt(k, old, lang)} → {fmt(k, new, lang)}" for k, (old, new) in changed.items()]
-        lines.append(pick(lang, "按您的调整：", "As you changed it: ") + pick(lang, "、", ", ").join(moves))
+    lines = [pick(lang, f"光伏经济性测算结果（{where}）", f"PV economics ({where})")]
+    if moves:  # second line, so the plan's brief of this step (and the final summary) shows it
+        shown = pick(lang, "、", ", ").join(
+            f"{label(k, lang)} {fmt(k, old, lang)} → {fmt(k, new, lang)}" for k, (old, new) in moves.items()
+        )
+        lines.append(
+            pick(
+                lang,
+                f"本次调整：{shown}；其余沿用上次测算。",
+                f"Changed: {shown}; the rest carried from the last calculation.",
+            )
+        )
+    lines += [conclusion_line(case, lang), *result_lines(case, lang)]
     kept = [
         f"{label(k, lang)} {fmt(k, reused[k], lang)}"
         for k in reused

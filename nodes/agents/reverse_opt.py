@@ -85,7 +85,10 @@ def run(ctx: StepContext) -> AgentExecResult:
         if "solve_for" in carried:
             shown.append(label(carried["solve_for"], lang))
         shown += [_goal_text(k, target[f"target_{k}"], lang) for _, k in _KINDS if f"target_{k}" in carried]
-        ctx.emit(pick(lang, "沿用上次逆向寻优的：", "Carried from the last reverse optimisation: ") + "; ".join(shown))
+        ctx.emit(
+            pick(lang, "沿用上次逆向寻优的：", "Carried from the last reverse optimisation: ")
+            + "; ".join(shown)
+        )
     kind, goal = next(((k, target[key]) for key, k in _KINDS if key in target), (None, None))
     if kind is None or goal is None:
         return ctx.interrupted(
@@ -135,7 +138,11 @@ def run(ctx: StepContext) -> AgentExecResult:
     if carried:
         kept = [label(carried["solve_for"], lang)] if "solve_for" in carried else []
         kept += [_goal_text(kind, goal, lang)] if any(k.startswith("target") for k in carried) else []
-        output += pick(lang, f"\n（沿用上次逆向寻优的：{'、'.join(kept)}）", f"\n(Carried from the last reverse optimisation: {', '.join(kept)}.)")
+        output += pick(
+            lang,
+            f"\n（沿用上次逆向寻优的：{'、'.join(kept)}）",
+            f"\n(Carried from the last reverse optimisation: {', '.join(kept)}.)",
+        )
     context = {
         "inputs": headline_inputs(inputs),
         "base": save_case(ctx, case)["case"],

@@ -60,12 +60,21 @@ FOLLOW_UPS = {
         _turn("What if it were residential?", CALC, _calc("济南市", "户用", 30), "en"),
     ],
     "relative-zh": [
-        _turn("常州工商业1MW，造价3.4元/W，测算", CALC, _calc("常州市", "工商业", 1000, capex_yuan_per_w=3.4)),
+        _turn(
+            "常州工商业1MW，造价3.4元/W，测算", CALC, _calc("常州市", "工商业", 1000, capex_yuan_per_w=3.4)
+        ),
         _turn("单瓦造价再便宜0.5元呢", CALC, _calc("常州市", "工商业", 1000, capex_yuan_per_w=2.9)),
     ],
     "relative-en": [
-        _turn("Commercial 2 MW in Nantong, tariff 0.8 yuan/kWh.", CALC, _calc("南通市", "工商业", 2000), "en"),
-        _turn("And if the tariff fell by 0.1?", CALC, _calc("南通市", "工商业", 2000, electricity_price=0.7), "en"),
+        _turn(
+            "Commercial 2 MW in Nantong, tariff 0.8 yuan/kWh.", CALC, _calc("南通市", "工商业", 2000), "en"
+        ),
+        _turn(
+            "And if the tariff fell by 0.1?",
+            CALC,
+            _calc("南通市", "工商业", 2000, electricity_price=0.7),
+            "en",
+        ),
     ],
     "reverse-carry": [
         _turn(

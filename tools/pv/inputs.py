@@ -18,7 +18,14 @@ from typing import Any
 
 from tools.pv.data import find_locations
 
-__all__ = ["EXCLUSIVE_GROUPS", "apply_changes", "merge_fields", "normalize", "parse_fields", "parse_with_rest"]
+__all__ = [
+    "EXCLUSIVE_GROUPS",
+    "apply_changes",
+    "merge_fields",
+    "normalize",
+    "parse_fields",
+    "parse_with_rest",
+]
 
 _N = r"((?:(?<![\d.])-)?\d+(?:\.\d+)?)"
 # Between a field's name and its value: copulas, "about", and the verbs of a change ("降到").
@@ -186,7 +193,20 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
 )
 _ENGLISH_COMPILED = tuple((re.compile(p), r) for p, r in _ENGLISH)
 
-_ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_ZH_DIGITS = {
+    "零": 0,
+    "〇": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
 _ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
 _ZH_RUN = "[零〇一二两三四五六七八九十百千]+(?:点[零〇一二三四五六七八九]+)?"
 # A Chinese numeral counts only before a unit (or after 块/毛: "三块五", "八毛五") or after 百分之: "一下",
@@ -198,7 +218,7 @@ _ZH_NUMBER = re.compile(
 
 
 def _zh_integer(text: str) -> int | None:
-    """"一千二百" → 1200, "两千" → 2000, "一千二" → 1200 (a trailing digit is one order below), "十五" → 15."""
+    """A Chinese integer: 一千二百 → 1200, 两千 → 2000, 一千二 → 1200 (a last digit is one order below)."""
     if all(c in _ZH_DIGITS for c in text):  # digit by digit: "二五" → 25
         return int("".join(str(_ZH_DIGITS[c]) for c in text)) if text else None
     total, digit, last_unit = 0, None, 1
@@ -225,7 +245,10 @@ def _zh_number(m: re.Match) -> str:
 
 
 _EN_NUMBERS = {
-    **{w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())},
+    **{
+        w: i
+        for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())
+    },
     **{"fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "a": 1, "an": 1, "half a": 0.5},
 }
 # "two megawatts", "five hundred kilowatts", "a megawatt", "twenty years" → digits

@@ -227,7 +227,11 @@ def test_a_calculation_of_something_else_is_out_of_scope(with_case):
 
 
 def test_figures_asked_in_everyday_words_are_recalled(with_case):
-    for text, figure in (("总共要花多少钱", "159.00 万元"), ("回本要多久", "5.2 年"), ("What was the upfront investment?", "1,590,000")):
+    for text, figure in (
+        ("总共要花多少钱", "159.00 万元"),
+        ("回本要多久", "5.2 年"),
+        ("What was the upfront investment?", "1,590,000"),
+    ):
         found = understand(text, SPECS, INDEX, with_case)
         assert found.steps == [] and figure in found.reply, (text, found.reply)
 

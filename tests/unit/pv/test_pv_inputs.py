@@ -224,7 +224,9 @@ def test_changes_by_an_amount_are_kept_apart_from_values(text, changes):
     assert not set(changes) & set(fields)  # not read as the new value itself
 
 
-@pytest.mark.parametrize("text", ["造价降到2.6", "电价提高到0.8元/度", "最高3元/W", "差不多500kW", "电价多少"])
+@pytest.mark.parametrize(
+    "text", ["造价降到2.6", "电价提高到0.8元/度", "最高3元/W", "差不多500kW", "电价多少"]
+)
 def test_a_new_value_is_not_a_change_by_an_amount(text):
     assert "changes" not in parse_fields(text)
 
@@ -252,8 +254,13 @@ def test_numbers_written_in_words(text, expected):
 
 @pytest.mark.parametrize(
     ("text", "ptype"),
-    [("医院楼顶", "工商业"), ("我们厂的屋顶", "工商业"), ("老家的平房", "户用"), ("a hospital roof", "工商业"),
-     ("our apartment building", "户用")],
+    [
+        ("医院楼顶", "工商业"),
+        ("我们厂的屋顶", "工商业"),
+        ("老家的平房", "户用"),
+        ("a hospital roof", "工商业"),
+        ("our apartment building", "户用"),
+    ],
 )
 def test_building_words_name_the_project_type(text, ptype):
     assert parse_fields(text)["project_type"] == ptype
@@ -266,7 +273,9 @@ def test_two_values_of_one_field_are_asked_about_until_one_is_chosen():
     asked = resolve_inputs(fields)
     assert asked.inputs is None and asked.missing == ["capacity_kw"]
     assert "1000 kW" in asked.question and "800 kW" in asked.question
-    english = resolve_inputs(parse_fields("Commercial 1 MW in Suzhou, tariff 0.7 yuan/kWh, tariff 0.9 yuan/kWh"), lang="en")
+    english = resolve_inputs(
+        parse_fields("Commercial 1 MW in Suzhou, tariff 0.7 yuan/kWh, tariff 0.9 yuan/kWh"), lang="en"
+    )
     assert "0.7 yuan/kWh and 0.9 yuan/kWh" in english.question
     settled = merge_fields(fields, parse_fields("按800kW"))
     assert resolve_inputs(settled).inputs["capacity_kw"] == 800

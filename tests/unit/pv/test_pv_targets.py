@@ -14,7 +14,10 @@ from tools.pv.reverse import parse_target
         ("多大的装机规模能让IRR到10%", {"target_irr": 0.1, "solve_for": "capacity_kw"}),
         ("Lowest tariff that keeps the NPV positive?", {"target_npv": 0.0, "solve_for": "electricity_price"}),
         ("单瓦造价最高多少，净现值才能转正", {"target_npv": 0.0, "solve_for": "capex_yuan_per_w"}),
-        ("the highest price per watt for an IRR of 11 percent", {"target_irr": 0.11, "solve_for": "capex_yuan_per_w"}),
+        (
+            "the highest price per watt for an IRR of 11 percent",
+            {"target_irr": 0.11, "solve_for": "capex_yuan_per_w"},
+        ),
         ("IRR达到百分之九，电价最低多少", {"target_irr": 0.09, "solve_for": "electricity_price"}),
     ],
 )
