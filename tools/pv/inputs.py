@@ -221,16 +221,16 @@ def _zh_integer(text: str) -> int | None:
     """A Chinese integer: 一千二百 → 1200, 两千 → 2000, 一千二 → 1200 (a last digit is one order below)."""
     if all(c in _ZH_DIGITS for c in text):  # digit by digit: "二五" → 25
         return int("".join(str(_ZH_DIGITS[c]) for c in text)) if text else None
-    total, digit, last_unit = 0, None, 1
+    total, digit, last_unit, zero = 0, None, 1, False
     for c in text:
         if c in _ZH_DIGITS:
-            digit = _ZH_DIGITS[c]
+            digit, zero = _ZH_DIGITS[c], zero or _ZH_DIGITS[c] == 0
         else:
             unit = _ZH_UNITS[c]
             total += (1 if digit is None else digit) * unit
-            digit, last_unit = None, unit
-    if digit is not None:
-        total += digit * (last_unit // 10 if last_unit >= 100 else 1)
+            digit, last_unit, zero = None, unit, False
+    if digit is not None:  # "一百零五" = 105, "一千二" = 1200
+        total += digit * (1 if zero or last_unit < 100 else last_unit // 10)
     return total
 
 

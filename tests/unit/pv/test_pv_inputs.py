@@ -236,6 +236,7 @@ def test_a_new_value_is_not_a_change_by_an_amount(text):
     [
         ("装机八百千瓦", {"capacity_kw": 800.0}),
         ("规模一千五千瓦", {"capacity_kw": 1500.0}),  # 一千五 = 1500
+        ("装机一百零五千瓦", {"capacity_kw": 105.0}),
         ("两点五兆瓦", {"capacity_kw": 2500.0}),
         ("电价六毛八", {"electricity_price": 0.68}),
         ("单瓦造价两块九", {"capex_yuan_per_w": 2.9}),
