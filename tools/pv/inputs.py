@@ -213,7 +213,7 @@ _ZH_RUN = "[零〇一二两三四五六七八九十百千]+(?:点[零〇一二�
 # "一个", "一点" stay words. 千 of 千瓦 is the unit's, not the number's (the run backs off it).
 _ZH_NUMBER = re.compile(
     rf"百分之(?P<pct>{_ZH_RUN})|(?<=[块毛])(?P<tail>[一二三四五六七八九])(?![十百千])|"
-    rf"(?P<run>{_ZH_RUN})(?=\s*(?:千瓦|兆瓦|kw|mw|万|亿|元|块|毛|分|度|年|%|成|个百分点|平方|平米|小时|瓦时))"
+    rf"(?P<run>{_ZH_RUN})(?=\s*(?:个\s*[亿万]|千瓦|兆瓦|kw|mw|万|亿|元|块|毛|分|度|年|%|成|个百分点|平方|平米|小时|瓦时))"
 )
 
 
@@ -270,6 +270,7 @@ def _en_number(m: re.Match) -> str:
 # "电费一度0.65元" → 0.65元/度; "一瓦3元" → 每瓦3元; "1万千瓦" → 10000千瓦. Pieces ("3块板子") stay.
 _CHINESE: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
     (r"百分之(\d+(?:\.\d+)?)", r"\1%"),
+    (r"(\d)\s*个\s*(亿|万)", r"\1\2"),  # "1个亿" = 1亿
     (r"(\d+(?:\.\d+)?)\s*成(?![本功立为果交])", lambda m: f"{float(m[1]) * 10:g}%"),  # 七成 = 70%
     (r"(\d)\s*毛\s*(\d)?(?![\d.])(?:钱)?", lambda m: f"0.{m[1]}{m[2] or ''}元"),
     (r"(\d+)\s*块\s*(\d)(?![\d.])", r"\1.\2元"),

@@ -19,6 +19,7 @@ from tools.pv.reverse import parse_target
             {"target_irr": 0.11, "solve_for": "capex_yuan_per_w"},
         ),
         ("IRR达到百分之九，电价最低多少", {"target_irr": 0.09, "solve_for": "electricity_price"}),
+        ("净现值要有两个亿，单瓦造价最高多少", {"target_npv": 2e8, "solve_for": "capex_yuan_per_w"}),
     ],
 )
 def test_targets_and_variables_in_everyday_words(text, expected):
