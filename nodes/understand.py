@@ -21,11 +21,15 @@ the rest:
 - a consumer named, no new values, and the conversation already holds what it consumes → no
   producer step ("在这个方案基础上做敏感性分析");
 - no agent named, values stated → the producer runs again with them (a follow-up changing one
-  value: the agent carries the rest from the conversation's latest result and says so);
+  value: the agent carries the rest from the conversation's latest result and says so); with a
+  result in the conversation a supposition ("如果是户用呢", "how about in Taiyuan?") states values
+  too, and a conditional word shared with some agent's example names no work;
 - no agent named, no values, a question about a figure of the latest result → answered from the
   results index (`AgentSpec.recall`), nothing recomputed;
 - nothing named, but most words are the agents' and the corpus's own ("the warranty of an
   inverter") → the corpus agent, which answers or says it does not know;
+- an agent named only by a verb ("算", "calculate") of something no agent's texts speak of
+  ("帮我算一下车贷利息") → out of scope, like nothing at all:
 - nothing at all → a short honest reply saying what plangraph can do, in the request's language.
 """
 
@@ -328,7 +332,8 @@ def _foreign(query: str, asked: Sequence[str], specs: Mapping[str, AgentSpec], i
     if any(specs[name].vocabulary is not None for name in asked):
         return False
     known, total = index.known_terms(query)
-    return total - known >= 2 and total - known > known or (total > 0 and known == 0)
+    unknown = total - known
+    return (unknown >= 2 and unknown > known) or (total > 0 and known == 0)
 
 
 def _in_domain(query: str, specs: Mapping[str, AgentSpec], index: RouteIndex) -> str:
