@@ -506,7 +506,7 @@ _UNNAMED = re.compile(
 _FOLD = re.compile(rf"({_NAMES})\s*(?:再|还|又)*\s*(翻倍|翻一番|加倍|减半)")
 
 
-def _change(m: re.Match) -> tuple[str, tuple[str, float]] | None:
+def _change(m: re.Match) -> tuple[str, tuple[str, float]]:
     """One relative change: (field, ("add", amount) or ("scale", factor)) in canonical units."""
     field = _CHANGE_NAMES[m[1]]
     sign = -1.0 if m["down"] else 1.0
@@ -524,8 +524,8 @@ def _changes(rest: str) -> tuple[dict[str, tuple[str, float]], str]:
     """Relative changes in normalized text (field → ("add", amount) | ("scale", factor)), text without them."""
     found: dict[str, tuple[str, float]] = {}
     for m in _RELATIVE.finditer(rest):
-        if (change := _change(m)) is not None:
-            found.setdefault(*change)
+        name, change = _change(m)
+        found.setdefault(name, change)
     for m in _FOLD.finditer(rest):
         found.setdefault(_CHANGE_NAMES[m[1]], ("scale", 0.5 if m[2] == "减半" else 2.0))
     rest = _RELATIVE.sub(lambda m: " " * len(m[0]), rest)
