@@ -342,11 +342,16 @@ def _in_domain(query: str, specs: Mapping[str, AgentSpec], index: RouteIndex) ->
     "What is the warranty period of Huawei inverters?": most of its words are words the agents
     and the corpus use (warranty, period, inverter), so it is a question of the domain the
     corpus may not answer — the knowledge agent then says it does not know, honestly; "公司年假怎么休"
-    shares no such words and stays out of scope.
+    shares no such words and stays out of scope. A request that names the domain itself (a word
+    every agent's title or description uses: "光伏") beside other words is the domain's too.
     """
     corpus = next((n for n, s in specs.items() if s.vocabulary is not None), "")
     known, total = index.known_terms(query)
-    return corpus if known >= 2 and known >= DOMAIN_SHARE * total else ""
+    if known >= 2 and known >= DOMAIN_SHARE * total:
+        return corpus
+    # a request naming the domain itself ("光伏支架用铝合金还是镀锌钢好") about something more
+    named = {t for t in index.terms(query) if len(t) > 1} & index.domain_terms
+    return corpus if named and total >= 2 else ""
 
 
 def _values_ask_for(

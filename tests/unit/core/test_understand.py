@@ -243,3 +243,10 @@ def test_a_change_with_more_work_recomputes_the_case_first(with_case):
         ("sensitivity", [0]),
     ]
     assert _plan("就在这个方案上做敏感性分析", with_case) == [("sensitivity", [])]  # nothing changed
+
+
+def test_a_question_naming_the_domain_goes_to_the_knowledge_base():
+    # no agent's words and few of the corpus's, but "光伏" is in every agent's title or description
+    assert _plan("光伏支架选铝合金的还是镀锌钢的") == [("knowledge", [])]
+    # the domain's name alone asks nothing
+    assert understand("光伏", SPECS, INDEX, InMemoryResults()).steps == []
