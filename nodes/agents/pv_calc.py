@@ -69,7 +69,9 @@ def run(ctx: StepContext) -> AgentExecResult:
     stated = gather_fields(ctx)
     previous = latest_case(ctx)
     relative = bool(stated.get("changes"))
-    fields, reused, changed = {k: v for k, v in stated.items() if k != "changes"}, {}, {}
+    fields = {k: v for k, v in stated.items() if k != "changes"}
+    reused: dict[str, Any] = {}
+    changed: dict[str, tuple] = {}
     follow_up = stated.get("reuse_previous") or relative or not _new_project(stated)
     if follow_up and previous is not None:
         # "造价再便宜0.4元/W": a change by an amount applies to the value the latest case used
