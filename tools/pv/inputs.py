@@ -249,17 +249,20 @@ _EN_NUMBERS = {
         w: i
         for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())
     },
-    **{"fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "a": 1, "an": 1, "half a": 0.5},
+    **{"fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "a": 1, "an": 1},
 }
 # "two megawatts", "five hundred kilowatts", "a megawatt", "twenty years" → digits
 _EN_NUMBER = re.compile(
-    r"\b(half a|a|an|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
+    r"\b(zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
     r"thirty|forty|fifty)(?:[ -](one|two|three|four|five|six|seven|eight|nine))?(?: (hundred|thousand))?"
     r"(?= (?:kilowatts?|megawatts?|kw|mw|kwp|mwp|years?|million|yuan|percent|cents?)\b)"
+    r"|(?<!half )\b(a|an)(?= (?:kilowatts?|megawatts?)\b)"  # "a year" stays words; "half a" is the model's
 )
 
 
 def _en_number(m: re.Match) -> str:
+    if m[4]:  # "a megawatt"
+        return f"{_EN_NUMBERS[m[4]]:g}"
     value = _EN_NUMBERS[m[1]] + (_EN_NUMBERS[m[2]] if m[2] else 0)
     value *= {"hundred": 100, "thousand": 1000}.get(m[3] or "", 1)
     return f"{value:g}"

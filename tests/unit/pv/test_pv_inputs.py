@@ -245,6 +245,7 @@ def test_a_new_value_is_not_a_change_by_an_amount(text):
         ("年用电量两百万度", {"annual_load_kwh": 2_000_000.0}),
         ("运营期三十年", {"lifetime_years": 30.0}),
         ("three megawatts", {"capacity_kw": 3000.0}),
+        ("using 2 million kWh a year", {"annual_load_kwh": 2_000_000.0}),  # "a year" is no number
         ("eight hundred kilowatts", {"capacity_kw": 800.0}),
         ("帮我看一下，便宜一点的方案", {}),  # 一下, 一点: words, not numbers
     ],
