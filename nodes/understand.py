@@ -327,13 +327,17 @@ def _foreign(query: str, asked: Sequence[str], specs: Mapping[str, AgentSpec], i
 
     The verb ("算", "calculate") names the calculation, but the thing to calculate is a word
     no agent's texts or the corpus use ("Calculate my mortgage repayments": two such words, one
-    known). A corpus agent (the knowledge base) judges its own questions, so it is not second-guessed.
+    known). A corpus agent (the knowledge base) judges its own questions, so it is not second-guessed,
+    and a request naming the domain itself ("光伏") is the domain's.
     """
     if any(specs[name].vocabulary is not None for name in asked):
         return False
+    if {t for t in index.terms(query) if len(t) > 1} & index.domain_terms:  # "…装光伏划不划算"
+        return False
     known, total = index.known_terms(query)
     unknown = total - known
-    return (unknown >= 2 and unknown > known) or (total > 0 and known == 0)
+    # Chinese segmentation leaves pieces no text uses ("上装", "不划算"): there, only no known word counts
+    return (total > 0 and known == 0) or (language(query) == "en" and unknown >= 2 and unknown > known)
 
 
 def _in_domain(query: str, specs: Mapping[str, AgentSpec], index: RouteIndex) -> str:

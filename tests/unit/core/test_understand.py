@@ -250,3 +250,8 @@ def test_a_question_naming_the_domain_goes_to_the_knowledge_base():
     assert _plan("光伏支架选铝合金的还是镀锌钢的") == [("knowledge", [])]
     # the domain's name alone asks nothing
     assert understand("光伏", SPECS, INDEX, InMemoryResults()).steps == []
+
+
+def test_pieces_of_chinese_segmentation_do_not_make_a_pv_request_foreign():
+    # jieba leaves pieces no routing text uses ("不划算"); a request naming the domain is the domain's
+    assert _plan("帮我测一下楼顶装光伏划不划算") == [("pv_calc", [])]
