@@ -17,6 +17,11 @@ A case counts as right on a count when all its turns are. Usage (from the reposi
 
     PYTHONPATH=. .venv/bin/python bench/understanding_eval.py --split test
     PYTHONPATH=. .venv/bin/python bench/understanding_eval.py --split dev --kind reverse -v
+    PYTHONPATH=. .venv/bin/python bench/understanding_eval.py --split every --out runs.jsonl
+    PYTHONPATH=. .venv/bin/python bench/understanding_eval.py --report runs.jsonl --split heldout
+
+`--split heldout` runs tests/understanding/heldout.jsonl, phrasings written before the fixes they
+measure: report them, never tune on them. `every` = dev + test + heldout in one run.
 
 By default the CLI runs in this process (`plangraph.cli.main`, same code path and JSON as the
 console script, without ~5 s of start-up per turn); `--subprocess` runs the real console script.
@@ -43,6 +48,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "understanding" / "cases.jsonl"
+# Held-out phrasings (split "heldout"), written before the fixes they measure and never tuned on:
+# run only to report (`--split heldout`), not while developing.
+HELDOUT = ROOT / "tests" / "understanding" / "heldout.jsonl"
 COUNTS = ("plan", "params", "question", "language")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _WORD = re.compile(r"[A-Za-z]{2,}")
@@ -55,13 +63,15 @@ __all__ = ["detect_language", "load_cases", "run_case", "score_turn"]
 
 
 def load_cases(split: str = "all", kind: str | None = None, ids: Iterable[str] = ()) -> list[dict]:
-    """The labelled cases of `split` ("dev", "test" or "all"), optionally one kind or some ids."""
+    """The cases of `split` (dev, test, all = both, heldout, every = all three); one kind or some ids."""
     wanted = set(ids)
-    cases = [json.loads(line) for line in CASES.read_text(encoding="utf-8").splitlines() if line.strip()]
+    sources = {"heldout": [HELDOUT], "every": [CASES, HELDOUT]}.get(split, [CASES])
+    lines = [line for source in sources for line in source.read_text(encoding="utf-8").splitlines()]
+    cases = [json.loads(line) for line in lines if line.strip()]
     return [
         c
         for c in cases
-        if (split == "all" or c["split"] == split)
+        if (split in ("all", "heldout", "every") or c["split"] == split)
         and (kind is None or c["kind"] == kind)
         and (not wanted or c["id"] in wanted)
     ]
@@ -283,7 +293,8 @@ def table(rows: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run the cases and print the per-kind table."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--split", choices=["dev", "test", "all"], default="dev")
+    p.add_argument("--split", choices=["dev", "test", "all", "heldout", "every"], default="dev")
+    p.add_argument("--prefix", default="", help="with --report: only the cases whose id starts so")
     p.add_argument("--kind", default=None)
     p.add_argument("--id", action="append", default=[], help="run only these case ids (repeatable)")
     p.add_argument("--subprocess", action="store_true", help="run the console script per turn")
@@ -293,9 +304,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--report", default=None, help="only print the table of an earlier --out file")
     args = p.parse_args(argv)
     if args.report:
-        split_of = {c["id"]: c["split"] for c in load_cases()}
+        split_of = {c["id"]: c["split"] for c in load_cases("every")}
         lines = Path(args.report).read_text(encoding="utf-8").splitlines()
-        rows = [r for r in map(json.loads, lines) if args.split in ("all", split_of.get(r["id"]))]
+        rows = [
+            r
+            for r in map(json.loads, lines)
+            if r["id"].startswith(args.prefix)
+            and (
+                args.split in (split_of.get(r["id"]), "every")
+                or (args.split == "all" and split_of.get(r["id"]) in ("dev", "test"))
+            )
+        ]
         print(f"split={args.split} cases={len(rows)} (from {args.report})")
         print(table(rows) if rows else "no cases")
         return 0

@@ -68,6 +68,7 @@ class RouteIndex:
         self._weight = [
             [sum(self._index.idf(t) for t in terms) or 1.0 for terms in texts] for texts in self._terms
         ]
+        self._domain: frozenset[str] | None = None
 
     def terms(self, text: str) -> list[str]:
         """The words of `text` that can name work: no question words, pointers, numbers or values; English stemmed."""
@@ -87,6 +88,14 @@ class RouteIndex:
         """Per route, whether one of its texts holds a declared term of `text` ("绿证" in a note's tags)."""
         terms = {t for t in self.terms(text) if t in self._segmenter.terms}
         return [any(terms & known for known in texts) for texts in self._terms]
+
+    @property
+    def domain_terms(self) -> frozenset[str]:
+        """The words every agent's title or description uses: the name of the domain ("光伏")."""
+        if self._domain is None:
+            agents = [set(self.terms(" ".join(r.texts[:2]))) for r in self.routes if not r.is_template]
+            self._domain = frozenset(set.intersection(*agents)) if len(agents) > 1 else frozenset()
+        return self._domain
 
     def known_terms(self, text: str) -> tuple[int, int]:
         """How many distinct content words of `text` (of two or more letters) some route's texts use, of how many."""

@@ -16,15 +16,20 @@ the rest:
   the word after a pointer ("that case", "这个方案") names no work unless nothing else does;
 - a question without values that fits a corpus agent (the knowledge base) nearly as well as the
   chosen one → the planner asks the corpus (`AgentSpec.serves`) whether it answers it;
-- values stated and a consumer named → the producer runs first when the values are all it needs;
+- values stated and a consumer named → the producer runs first when the values are all it needs,
+  or when they change the conversation's case ("电价改成0.8再做敏感性": recomputed, then analysed);
 - a consumer named, no new values, and the conversation already holds what it consumes → no
   producer step ("在这个方案基础上做敏感性分析");
 - no agent named, values stated → the producer runs again with them (a follow-up changing one
-  value: the agent carries the rest from the conversation's latest result and says so);
+  value: the agent carries the rest from the conversation's latest result and says so); with a
+  result in the conversation a supposition ("如果是户用呢", "how about in Taiyuan?") states values
+  too, and a conditional word shared with some agent's example names no work;
 - no agent named, no values, a question about a figure of the latest result → answered from the
   results index (`AgentSpec.recall`), nothing recomputed;
 - nothing named, but most words are the agents' and the corpus's own ("the warranty of an
   inverter") → the corpus agent, which answers or says it does not know;
+- an agent named only by a verb ("算", "calculate") of something no agent's texts speak of
+  ("帮我算一下车贷利息") → out of scope, like nothing at all:
 - nothing at all → a short honest reply saying what plangraph can do, in the request's language.
 """
 
@@ -85,6 +90,14 @@ _WHOLE = re.compile(
     r"完整|全套|整套|全面|一条龙|全流程|\b(?:full|complete|comprehensive|whole|entire|end-to-end)\b", re.I
 )
 _A_NOT_A = re.compile(r"([\u4e00-\u9fff])不\1")  # 要不要, 用不用, 需不需要: a question, not a refusal
+# A supposition ("如果是户用呢", "要是电价0.85呢", "what if it were 1.5 MW?", "how about in Taiyuan?"):
+# conditional words and a closing "呢" — closed-class words, like the negation cues above.
+_SUPPOSE = re.compile(
+    r"如果|要是|假如|假设|假定|若是|倘若|万一|的话|呢[\s?？!！。.]*$"
+    r"|\b(?:what if|if|suppose|supposing|assuming|how about|what about|instead)\b",
+    re.IGNORECASE,
+)
+_YES_NO = re.compile(r"[吗么][\s?？]*$")
 
 
 @dataclass
@@ -127,13 +140,22 @@ def _inputs_stated(query: str, specs: Mapping[str, AgentSpec]) -> dict[str, dict
 def _states_values(clause: str, specs: Mapping[str, AgentSpec]) -> bool:
     """Whether a clause is a statement of values: a number, or several inputs ("杭州工商业500kW").
 
-    A lone word an input parser knows ("commercial", "户用") is the clause's topic, not a value.
+    A lone word an input parser knows ("commercial", "户用") is the clause's topic, not a value; a
+    change by an amount ("造价再便宜0.4元/W") is a value.
     """
     return any(
         len(fields) >= 2
-        or any(isinstance(v, int | float) and not isinstance(v, bool) for v in fields.values())
+        or any(
+            (isinstance(v, int | float) and not isinstance(v, bool)) or (isinstance(v, dict) and v)
+            for v in fields.values()
+        )
         for fields in _inputs_stated(clause, specs).values()
     )
+
+
+def _supposes(clause: str) -> bool:
+    """Whether a clause supposes something ("如果是户用呢", "what if it were 1.5 MW?"), not asks yes or no."""
+    return bool(_SUPPOSE.search(clause)) and not _A_NOT_A.search(clause) and not _YES_NO.search(clause)
 
 
 def _is_question(clause: str) -> bool:
@@ -181,15 +203,16 @@ def understand(
     """The plan `query` asks for (steps with dependencies), or a direct reply; see the module doc."""
     lang = language(query)
     template = _template(query, index)
+    producers = _producers(specs)
+    existing = {kind for s in specs.values() for kind in s.produces if results.latest(kind) is not None}
+    held = any(set(specs[p].produces) & existing for p in producers)
     # a word pointing at something the conversation holds ("that case", "这个方案") asks for no
     # new work of its own, unless nothing else in the request does ("redo that report")
-    plain = _named(query, specs, index, referents=True)
-    asked, excluded, alternative = _named(query, specs, index, referents=False)
+    plain = _named(query, specs, index, referents=True, held=held)
+    asked, excluded, alternative = _named(query, specs, index, referents=False, held=held)
     if not asked:
         asked, excluded, alternative = plain
     stated = _inputs_stated(query, specs)
-    producers = _producers(specs)
-    existing = {kind for s in specs.values() for kind in s.produces if results.latest(kind) is not None}
 
     # a question about a figure ("the IRR from that calculation") is read with every word
     if template is None and set(plain[0]) <= set(producers) and not stated:
@@ -199,6 +222,10 @@ def understand(
     if template is not None:
         return _from_template(template, asked, specs, stated, existing, lang)
     asked = [a for a in asked if a not in excluded]
+    if asked and not stated and not held and _foreign(query, asked, specs, index):
+        return Understanding(
+            lang, reply=out_of_scope(specs, lang), note="another domain's words", matched=False
+        )
     if not asked:  # values alone: a follow-up on the conversation's result, or a new project's values
         follow = next(
             (
@@ -215,11 +242,13 @@ def understand(
             return Understanding(lang, reply=out_of_scope(specs, lang), note="out of scope", matched=False)
         asked = [follow]
     needed = {k for a in asked for k in specs[a].consumes}
-    if stated:  # a new project: its producer first, when the request gives it all it needs
+    if stated:  # a new project, or a change to the case: its producer first
         for producer in producers:
             spec = specs[producer]
             complete = all(f.name in stated.get(producer, {}) for f in spec.inputs if f.required)
-            if producer not in asked and set(spec.produces) & needed and complete:
+            # with the conversation's case, changed values are recomputed first ("电价改成0.8再做敏感性")
+            changed = producer in stated and bool(set(spec.produces) & existing)
+            if producer not in asked and set(spec.produces) & needed and (complete or changed):
                 asked.insert(0, producer)
     else:  # nothing new was said: work on what the conversation already holds
         asked = [a for a in asked if not (a in producers and set(specs[a].produces) & needed & existing)]
@@ -230,11 +259,15 @@ def understand(
 
 
 def _named(
-    query: str, specs: Mapping[str, AgentSpec], index: RouteIndex, referents: bool
+    query: str, specs: Mapping[str, AgentSpec], index: RouteIndex, referents: bool, held: bool = False
 ) -> tuple[list[str], set[str], str]:
     """Agents the request's clauses name (in order), those a negated clause refuses, and a corpus rival.
 
     Without `referents`, words that point at a thing ("that case") do not name agents by words.
+    With a result of a producer `held` by the conversation, a clause supposing one of its input
+    values ("如果是户用呢", "how about in Taiyuan?") is a statement of values: it asks what that
+    result would be with the value, and names other work only on a much stronger match (a
+    conditional word in one of an agent's examples is not enough).
     """
     asked: list[str] = []
     excluded: set[str] = set()
@@ -243,7 +276,8 @@ def _named(
         words = clause if referents else index.without_referents(clause)
         named = [n for n, s in specs.items() if s.claims is not None and s.claims(clause)]
         if not named:  # a clause of values names an agent by its words only when it says much more
-            values = _states_values(clause, specs) and not _is_question(clause)
+            supposed = held and _supposes(clause) and bool(_inputs_stated(clause, specs))
+            values = supposed or (_states_values(clause, specs) and not _is_question(clause))
             found = _best_agent(words, specs, index, VALUES_CLAUSE_FLOOR if values else CLAUSE_FLOOR)
             if found and specs[found].vocabulary is not None:
                 found = _about_the_project(words, found, query, specs, index)
@@ -288,17 +322,40 @@ def _with_inputs(names: Sequence[str], specs: Mapping[str, AgentSpec]) -> list[s
     return found
 
 
+def _foreign(query: str, asked: Sequence[str], specs: Mapping[str, AgentSpec], index: RouteIndex) -> bool:
+    """Whether a request states no values and its words are mostly another domain's ("帮我算一下房贷月供").
+
+    The verb ("算", "calculate") names the calculation, but the thing to calculate is a word
+    no agent's texts or the corpus use ("Calculate my mortgage repayments": two such words, one
+    known). A corpus agent (the knowledge base) judges its own questions, so it is not second-guessed,
+    and a request naming the domain itself ("光伏") is the domain's.
+    """
+    if any(specs[name].vocabulary is not None for name in asked):
+        return False
+    if {t for t in index.terms(query) if len(t) > 1} & index.domain_terms:  # "…装光伏划不划算"
+        return False
+    known, total = index.known_terms(query)
+    unknown = total - known
+    # Chinese segmentation leaves pieces no text uses ("上装", "不划算"): there, only no known word counts
+    return (total > 0 and known == 0) or (language(query) == "en" and unknown >= 2 and unknown > known)
+
+
 def _in_domain(query: str, specs: Mapping[str, AgentSpec], index: RouteIndex) -> str:
     """The corpus agent (the knowledge base) when no agent's words matched but the request speaks the domain.
 
     "What is the warranty period of Huawei inverters?": most of its words are words the agents
     and the corpus use (warranty, period, inverter), so it is a question of the domain the
     corpus may not answer — the knowledge agent then says it does not know, honestly; "公司年假怎么休"
-    shares no such words and stays out of scope.
+    shares no such words and stays out of scope. A request that names the domain itself (a word
+    every agent's title or description uses: "光伏") beside other words is the domain's too.
     """
     corpus = next((n for n, s in specs.items() if s.vocabulary is not None), "")
     known, total = index.known_terms(query)
-    return corpus if known >= 2 and known >= DOMAIN_SHARE * total else ""
+    if known >= 2 and known >= DOMAIN_SHARE * total:
+        return corpus
+    # a request naming the domain itself ("光伏支架用铝合金还是镀锌钢好") about something more
+    named = {t for t in index.terms(query) if len(t) > 1} & index.domain_terms
+    return corpus if named and total >= 2 else ""
 
 
 def _values_ask_for(

@@ -20,7 +20,7 @@ from tools.contracts import AgentExecResult
 from tools.lang import pick
 from tools.pv.data import using_tables
 from tools.pv.economics import simulate
-from tools.pv.inputs import EXCLUSIVE_GROUPS, merge_fields, parse_fields
+from tools.pv.inputs import EXCLUSIVE_GROUPS, apply_changes, merge_fields, parse_fields
 from tools.pv.model_fields import fill_with_model
 from tools.pv.resolve import (
     DEFAULTED,
@@ -176,9 +176,14 @@ def headline_inputs(inputs: dict[str, Any]) -> dict[str, Any]:
 
 # The figures of a case a user asks about afterwards, and the words that name them (zh / en).
 _METRICS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
-    ("irr", "内部收益率 IRR", "IRR", ("irr", "内部收益率", "收益率", "rate of return")),
-    ("npv", "净现值 NPV", "NPV", ("npv", "净现值", "net present value")),
-    ("payback_static", "静态回收期", "static payback", ("回收期", "回本", "payback")),
+    ("irr", "内部收益率 IRR", "IRR", ("irr", "内部收益率", "收益率", "回报率", "rate of return")),
+    ("npv", "净现值 NPV", "NPV", ("npv", "净现值", "net present value", "present value")),
+    (
+        "payback_static",
+        "静态回收期",
+        "static payback",
+        ("回收期", "回本", "收回投资", "payback", "pay back", "pays back", "pays for itself", "break even"),
+    ),
     ("payback_discounted", "动态回收期", "discounted payback", ("动态回收", "discounted payback")),
     (
         "lcoe",
@@ -190,15 +195,32 @@ _METRICS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         "investment",
         "总投资",
         "total investment",
-        ("总投资", "投资额", "投资多少", "investment", "capex total", "total cost"),
+        (
+            "总投资",
+            "投资额",
+            "投资多少",
+            "投多少",
+            "花多少钱",
+            "要多少钱",
+            "investment",
+            "capex total",
+            "total cost",
+            "cost in total",
+            "upfront",
+        ),
     ),
     (
         "first_year_generation_kwh",
         "首年发电量",
         "first-year generation",
-        ("发电量", "generation", "kwh a year", "output"),
+        ("发电量", "发多少电", "发电多少", "generation", "generate", "produce", "kwh a year", "output"),
     ),
-    ("first_year_revenue", "首年收益", "first-year revenue", ("首年收益", "年收益", "revenue", "income")),
+    (
+        "first_year_revenue",
+        "首年收益",
+        "first-year revenue",
+        ("首年收益", "年收益", "收入", "赚多少", "revenue", "income", "earn"),
+    ),
 )
 
 
@@ -282,7 +304,8 @@ def base_case(
     if previous is not None and previous.get("inputs"):
         if not fields:
             return previous
-        fields = merge_fields(previous_given(previous), fields)
+        fields = merge_fields(previous_given(previous), apply_changes(fields, previous["inputs"])[0])
+    fields.pop("changes", None)
     for key, value in (fill or {}).items():
         group = next((g for g in EXCLUSIVE_GROUPS if key in g), (key,))
         if not any(k in fields for k in group):

@@ -35,8 +35,8 @@ from nodes.kit.registry import AgentSpec, InputField
 from nodes.kit.step import StepContext
 from tools.contracts import AgentExecResult
 from tools.lang import pick
-from tools.pv.inputs import merge_fields, parse_fields
-from tools.pv.resolve import fmt, label
+from tools.pv.inputs import apply_changes, merge_fields, parse_fields
+from tools.pv.resolve import MODEL_FIELDS, fmt, label
 from tools.pv.text import conclusion_line, defaults_lines, result_lines
 
 __all__ = ["AGENT", "run"]
@@ -68,16 +68,20 @@ def run(ctx: StepContext) -> AgentExecResult:
     ctx.emit(pick(lang, "正在解析测算参数…", "Reading the calculation inputs…"))
     stated = gather_fields(ctx)
     previous = latest_case(ctx)
-    fields, reused = dict(stated), {}
-    follow_up = stated.get("reuse_previous") or not _new_project(stated)
+    relative = bool(stated.get("changes"))
+    fields = {k: v for k, v in stated.items() if k != "changes"}
+    reused: dict[str, Any] = {}
+    changed: dict[str, tuple] = {}
+    follow_up = stated.get("reuse_previous") or relative or not _new_project(stated)
     if follow_up and previous is not None:
-        stated = _same_unit(stated)
+        # "造价再便宜0.4元/W": a change by an amount applies to the value the latest case used
+        stated, changed = apply_changes(_same_unit(stated), previous.get("inputs", {}))
         reused = {k: v for k, v in previous_given(previous).items() if k not in stated}
         fields = merge_fields(previous_given(previous), stated)
     resolution = resolve(ctx, fields, lang=lang)
     if resolution.inputs is None:
         question = resolution.question
-        if stated.get("reuse_previous") and previous is None:
+        if (stated.get("reuse_previous") or relative) and previous is None:
             question = pick(lang, "没有找到之前的测算记录。", "I found no earlier calculation. ") + question
         elif reused:
             carried = "、".join(f"{label(k, lang)} {fmt(k, v, lang)}" for k, v in reused.items())
@@ -107,20 +111,42 @@ def run(ctx: StepContext) -> AgentExecResult:
     )
     case = make_case(inputs, resolution.defaults_used)
     ctx.emit(pick(lang, "正在计算 NPV、IRR、LCOE 和回收期…", "Computing NPV, IRR, LCOE and payback…"))
-    output = _summary(case, reused, previous if previous and reused else {}, lang)
+    moves: dict[str, tuple] = {}
+    if previous is not None and (reused or changed):  # a follow-up: what it changed, first
+        before = previous.get("inputs", {})
+        moves = {
+            k: (before.get(k), inputs[k])
+            for k in MODEL_FIELDS
+            if k in stated and k in inputs and before.get(k) != inputs[k]
+        }
+    output = _summary(case, reused, previous if previous and reused else {}, lang, moves)
     context = save_case(ctx, case)
     ctx.record_tool_call("pv_economics", inputs, output, context)
     return ctx.result("completed", output, context)
 
 
-def _summary(case: dict[str, Any], reused: dict[str, Any], before: dict[str, Any], lang: str = "zh") -> str:
+def _summary(
+    case: dict[str, Any],
+    reused: dict[str, Any],
+    before: dict[str, Any],
+    lang: str = "zh",
+    moves: dict[str, tuple] | None = None,
+) -> str:
     v = case["inputs"]
     where = " · ".join(fmt(k, v[k], lang) for k in ("location", "project_type", "capacity_kw"))
-    lines = [
-        pick(lang, f"光伏经济性测算结果（{where}）", f"PV economics ({where})"),
-        conclusion_line(case, lang),
-        *result_lines(case, lang),
-    ]
+    lines = [pick(lang, f"光伏经济性测算结果（{where}）", f"PV economics ({where})")]
+    if moves:  # second line, so the plan's brief of this step (and the final summary) shows it
+        shown = pick(lang, "、", ", ").join(
+            f"{label(k, lang)} {fmt(k, old, lang)} → {fmt(k, new, lang)}" for k, (old, new) in moves.items()
+        )
+        lines.append(
+            pick(
+                lang,
+                f"本次调整：{shown}；其余沿用上次测算。",
+                f"Changed: {shown}; the rest carried from the last calculation.",
+            )
+        )
+    lines += [conclusion_line(case, lang), *result_lines(case, lang)]
     kept = [
         f"{label(k, lang)} {fmt(k, reused[k], lang)}"
         for k in reused

@@ -29,7 +29,7 @@ from nodes.kit.registry import AgentSpec, InputField
 from nodes.kit.step import StepContext
 from tools.contracts import AgentExecResult
 from tools.lang import pick
-from tools.pv.inputs import parse_fields
+from tools.pv.inputs import normalize, parse_fields
 from tools.pv.resolve import Resolution, fmt, label
 from tools.pv.reverse import BOUNDS, VARIABLES, parse_target, solve, strip_target
 from tools.pv.text import money, pct, years
@@ -49,11 +49,46 @@ def _targets(ctx: StepContext) -> dict[str, Any]:
     return found
 
 
+def _carried(ctx: StepContext, target: dict[str, Any]) -> dict[str, Any]:
+    """What a follow-up leaves out, from the conversation's latest reverse optimisation.
+
+    "那IRR要10%呢" after solving for the electricity price keeps the variable; "那造价呢" keeps the
+    target. Only the target and the variable are carried (a yearly load must be stated anew).
+    """
+    found = ctx.latest_result(REVERSE)
+    if found is None:
+        return {}
+    before = found[1]
+    carried: dict[str, Any] = {}
+    if "solve_for" not in target and before.get("variable"):
+        carried["solve_for"] = before["variable"]
+    goal = before.get("target") or {}
+    if not any(key in target for key, _ in _KINDS) and goal.get("kind") and goal.get("value") is not None:
+        carried[f"target_{goal['kind']}"] = goal["value"]
+    return carried if len(carried) < 2 or _asks_anew(ctx) else {}
+
+
+def _asks_anew(ctx: StepContext) -> bool:
+    """Whether this step's words name neither a target nor a variable but still ask to solve again."""
+    return any(_BOUND.search(normalize(text)) for text in ctx.texts())
+
+
 def run(ctx: StepContext) -> AgentExecResult:
     """Solve for the value that reaches the user's target, or explain why none does."""
     lang = ctx.language
     ctx.emit(pick(lang, "正在解析寻优目标…", "Reading the target…"))
     target = _targets(ctx)
+    carried = _carried(ctx, target)
+    target = {**carried, **target}
+    if carried:
+        shown = []
+        if "solve_for" in carried:
+            shown.append(label(carried["solve_for"], lang))
+        shown += [_goal_text(k, target[f"target_{k}"], lang) for _, k in _KINDS if f"target_{k}" in carried]
+        ctx.emit(
+            pick(lang, "沿用上次逆向寻优的：", "Carried from the last reverse optimisation: ")
+            + "; ".join(shown)
+        )
     kind, goal = next(((k, target[key]) for key, k in _KINDS if key in target), (None, None))
     if kind is None or goal is None:
         return ctx.interrupted(
@@ -100,6 +135,14 @@ def run(ctx: StepContext) -> AgentExecResult:
     )
     answer = solve(inputs, variable, kind, goal, bounds)
     output = _summary(inputs, variable, kind, goal, answer, fill is None, lang)
+    if carried:
+        kept = [label(carried["solve_for"], lang)] if "solve_for" in carried else []
+        kept += [_goal_text(kind, goal, lang)] if any(k.startswith("target") for k in carried) else []
+        output += pick(
+            lang,
+            f"\n（沿用上次逆向寻优的：{'、'.join(kept)}）",
+            f"\n(Carried from the last reverse optimisation: {', '.join(kept)}.)",
+        )
     context = {
         "inputs": headline_inputs(inputs),
         "base": save_case(ctx, case)["case"],
@@ -112,6 +155,14 @@ def run(ctx: StepContext) -> AgentExecResult:
         "pv_reverse", {"inputs": inputs, "variable": variable, "kind": kind, "target": goal}, output, context
     )
     return ctx.result("completed", output, context)
+
+
+def _goal_text(kind: str, goal: float, lang: str) -> str:
+    return {
+        "irr": pick(lang, f"IRR 达到 {pct(goal)}", f"an IRR of {pct(goal)}"),
+        "npv": pick(lang, f"NPV 不低于 {money(goal)}", f"an NPV of at least {money(goal, lang)}"),
+        "payback": pick(lang, f"静态回收期不超过 {goal:g} 年", f"a static payback within {goal:g} years"),
+    }[kind]
 
 
 def _show(kind: str, metric: float | None, lang: str) -> str:
@@ -133,11 +184,7 @@ def _summary(
         label(variable, lang),
         {"irr": "IRR", "npv": "NPV", "payback": pick(lang, "回收期", "payback")}[kind],
     )
-    goal_text = {
-        "irr": pick(lang, f"IRR 达到 {pct(goal)}", f"an IRR of {pct(goal)}"),
-        "npv": pick(lang, f"NPV 不低于 {money(goal)}", f"an NPV of at least {money(goal, lang)}"),
-        "payback": pick(lang, f"静态回收期不超过 {goal:g} 年", f"a static payback within {goal:g} years"),
-    }[kind]
+    goal_text = _goal_text(kind, goal, lang)
     if not answer["feasible"]:
         where = fmt(variable, answer["best_value"], lang)
         why = ""

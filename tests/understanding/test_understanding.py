@@ -38,6 +38,74 @@ PINNED = [
 ]
 
 
+def _turn(request: str, plans: list, params: dict, lang: str = "zh") -> dict:
+    expect = {"plans": plans, "params": params, "question": False, "lang": lang}
+    return {"request": request, "expect": expect}
+
+
+def _calc(location: str, ptype: str, kw: float, **more) -> dict:
+    return {"location": location, "project_type": ptype, "capacity_kw": kw, **more}
+
+
+CALC = [[["pv_calc", []]]]
+# Follow-ups on the conversation's case written for these tests (not in cases.jsonl or heldout.jsonl):
+# a supposed value, a change by an amount, a reverse optimisation's target changed.
+FOLLOW_UPS = {
+    "suppose-zh": [
+        _turn("绍兴工商业40kW，算一下", CALC, _calc("绍兴市", "工商业", 40)),
+        _turn("那要是户用的话呢", CALC, _calc("绍兴市", "户用", 40)),
+    ],
+    "suppose-en": [
+        _turn("Calculate 30 kW commercial PV in Jinan.", CALC, _calc("济南市", "工商业", 30), "en"),
+        _turn("What if it were residential?", CALC, _calc("济南市", "户用", 30), "en"),
+    ],
+    "relative-zh": [
+        _turn(
+            "常州工商业1MW，造价3.4元/W，测算", CALC, _calc("常州市", "工商业", 1000, capex_yuan_per_w=3.4)
+        ),
+        _turn("单瓦造价再便宜0.5元呢", CALC, _calc("常州市", "工商业", 1000, capex_yuan_per_w=2.9)),
+    ],
+    "relative-en": [
+        _turn(
+            "Commercial 2 MW in Nantong, tariff 0.8 yuan/kWh.", CALC, _calc("南通市", "工商业", 2000), "en"
+        ),
+        _turn(
+            "And if the tariff fell by 0.1?",
+            CALC,
+            _calc("南通市", "工商业", 2000, electricity_price=0.7),
+            "en",
+        ),
+    ],
+    "reverse-carry": [
+        _turn(
+            "Commercial 1 MW in Hefei: the lowest electricity price for an 8% IRR?",
+            [[["pv_calc", []], ["reverse_opt", [0]]], [["reverse_opt", []]]],
+            {"variable": "electricity_price", "target_kind": "irr", "target_value": 0.08},
+            "en",
+        ),
+        _turn(
+            "And for a 10% IRR?",
+            [[["reverse_opt", []]]],
+            {"variable": "electricity_price", "target_kind": "irr", "target_value": 0.1},
+            "en",
+        ),
+    ],
+}
+FOLLOW_UP_CASES = {
+    name: {"id": name, "kind": "followup_change", "lang": turns[-1]["expect"]["lang"], "turns": turns}
+    for name, turns in FOLLOW_UPS.items()
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(FOLLOW_UPS))
+def test_follow_up_on_the_case(name, data_dir, tmp_path):
+    case = FOLLOW_UP_CASES[name]
+    score = bench.score_case(case, bench.run_case(case, tmp_path / "runs"))
+    why = [w for t in score["turns"] for w in t["why"]]
+    assert all(score[c] for c in bench.COUNTS), why
+
+
 def test_the_labelled_set_is_large_and_split():
     kinds = {c["kind"] for c in CASES.values()}
     assert len(CASES) >= 150 and {"reverse", "followup_change", "out_of_scope", "bad_input"} <= kinds

@@ -18,7 +18,14 @@ from typing import Any
 
 from tools.pv.data import find_locations
 
-__all__ = ["EXCLUSIVE_GROUPS", "merge_fields", "normalize", "parse_fields", "parse_with_rest"]
+__all__ = [
+    "EXCLUSIVE_GROUPS",
+    "apply_changes",
+    "merge_fields",
+    "normalize",
+    "parse_fields",
+    "parse_with_rest",
+]
 
 _N = r"((?:(?<![\d.])-)?\d+(?:\.\d+)?)"
 # Between a field's name and its value: copulas, "about", and the verbs of a change ("降到").
@@ -33,9 +40,10 @@ _REUSE = re.compile(
 )
 # Building and owner words that say which kind of project it is.
 _CI_WORDS = (
-    "工商业|工业|商业|厂房|厂区|工厂|企业|公司|仓库|物流|园区|商场|超市|酒店|宾馆|写字楼|办公楼|车间|制造"
+    "工商业|工业|商业|厂房|厂区|工厂|企业|公司|仓库|物流|园区|商场|超市|酒店|宾馆|写字楼|办公楼|车间|制造|"
+    "学校|医院|农场|养殖场|大棚|加油站|停车场|车棚|数据中心|冷库|机关|(?<!电)厂(?![家商])"
 )
-_HOUSEHOLD_WORDS = "户用|居民|家庭|家用|自家|我家|农户|住宅|自建房|农村|别墅|民房|屋主"
+_HOUSEHOLD_WORDS = "户用|居民|家庭|家用|自家|我家|家里|老家|农户|住宅|自建房|农村|别墅|民房|屋主|平房"
 _CHANGE = re.compile(r"更换到|更换为|换到|换成|改为|改成|改到|变更为|调整为|搬到")
 _PLACE = re.compile(
     r"(?:地点|地址|位置|位于|项目地|所在地|城市|更换到|更换为|换到|换成|改为|改成|改到)[是为在:\s]*([\u4e00-\u9fff]{2,10}?(?:省|市|区|县|州|旗))"
@@ -50,6 +58,10 @@ EXCLUSIVE_GROUPS: tuple[tuple[str, ...], ...] = (
 )
 
 
+# An amount with its unit, as the English rules leave it ("10%", "0.3元/w", "500 kw").
+_AMOUNT = r"\d+(?:\.\d+)?\s*(?:%|kwp?|mwp?|元(?:/[a-z]+)?|分)?"
+
+
 def _scaled(factor: float, unit: str) -> Callable[[re.Match], str]:
     return lambda m: f"{float(m[1]) * factor:g}{unit}"
 
@@ -57,6 +69,7 @@ def _scaled(factor: float, unit: str) -> Callable[[re.Match], str]:
 # English → the Chinese vocabulary of the rules, applied in order to lower-cased text.
 _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
     (r"[’`´]", "'"),
+    (r"(\d)\s*(?:percent|per cent|pct)\b", r"\1%"),
     (r"(\d+(?:\.\d+)?)\s*billion\b", _scaled(10, "亿")),
     (r"(\d+(?:\.\d+)?)\s*million\b", _scaled(100, "万")),
     (r"(\d+(?:\.\d+)?)\s*(?:thousand\b|k\b(?!\s*w))", _scaled(1000, "")),
@@ -113,7 +126,8 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
     (r"\b(?:o&m|operation and maintenance|maintenance) (?:cost|costs|fee|fees)?\b", "运维"),
     (r"\b(?:total (?:investment|capex|cost)|investment in total|overall (?:investment|cost))\b", "总投资"),
     (
-        r"\b(?:capex|capital cost|investment cost|construction cost|installed cost|system cost|epc (?:price|cost)|cost per watt|price per watt|unit cost|costs?)\b(?: per watt| per w)?",
+        r"\b(?:capex|capital cost|investment cost|construction cost|installed cost|system cost|epc (?:price|cost)|cost per watt|price per watt|unit cost|costs?)\b(?: per watt| per w)?"
+        r"|\b(?:price|cost)/wp?\b",
         "造价",
     ),
     (r"\b(?:installed capacity|system size|capacity|plant size|array size)\b", "装机容量"),
@@ -127,37 +141,171 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
     (r"(?:^|(?<=[,;:，；]))\s*(\d+)年(?=\s*(?:[.,;，。；]|$))", r" 运营期\1年"),  # ", 25 years."
     (
         r"\b(?:commercial|industrial|c ?& ?i|c and i|factory|factories|warehouse|plant|business|company|"
-        r"enterprise|office|mall|hotel|logistics|workshop|manufactur\w*)\b",
+        r"enterprise|office|mall|hotel|logistics|workshop|manufactur\w*|school|hospital|farm|shop|store|"
+        r"supermarket|data cent(?:er|re)|cold storage|carport|parking)\b",
         " 工商业 ",
     ),
-    (r"\b(?:residential|household|home|house|domestic|villa|homeowner|my roof|family)\b", " 户用 "),
-    (r"\b(?:change (?:it )?to|switch (?:it )?to|make it|move (?:it )?to|instead of|replace with)\b", "换成"),
     (
-        r"\b(?:drops?|falls?|goes (?:up|down)|rises?|increases?|decreases?|changes?|is changed|were|was|becomes?|set|is|are|of|at|reach(?:es|ing)?|hit|get|gets|achieve[sd]?|target(?:ing)?)\b\s*(?:to\b)?",
+        r"\b(?:residential|household|home|house|domestic|villa|homeowner|my roof|family|apartment|"
+        r"bungalow|cottage|townhouse)\b",
+        " 户用 ",
+    ),
+    (r"\b(?:change (?:it )?to|switch (?:it )?to|make it|move (?:it )?to|instead of|replace with)\b", "换成"),
+    # a change by an amount ("cut the cost by 0.3", "the tariff rises by 5%", "capex 10% lower")
+    (
+        r"\b(?:cut|reduce|lower|decrease|bring down)\s+(?:the\s+)?([a-z\u4e00-\u9fff&/ -]{2,30}?)\s+by\b",
+        r"\1 降低",
+    ),
+    (r"\b(?:raise|increase|lift)\s+(?:the\s+)?([a-z\u4e00-\u9fff&/ -]{2,30}?)\s+by\b", r"\1 提高"),
+    (
+        r"\b(?:drop(?:s|ped)?|fall(?:s|en)?|fell|(?:goes|go|went|comes?|came) down|decrease[sd]?|"
+        r"reduced?|(?:is |was )?cut|lowered|shrinks?|shrank)\s+by\b",
+        "降低",
+    ),
+    (
+        r"\b(?:rises?|risen|rose|(?:goes|go|went|comes?|came) up|increase[sd]?|raised|grows?|grew)\s+by\b",
+        "提高",
+    ),
+    (rf"({_AMOUNT})\s*(?:lower|cheaper|less|smaller)\b", r"降低\1"),
+    (rf"({_AMOUNT})\s*(?:higher|more|bigger|larger)\b", r"提高\1"),
+    (
+        r"\b(?:drops?|dropped|falls?|fell|(?:goes|go|went|comes?|came) (?:up|down)|rises?|rose|increase[sd]?|"
+        r"decrease[sd]?|changes?|changed|is changed|were|was|becomes?|became|set|is|are|of|at|"
+        r"reach(?:es|ed|ing)?|hit|get|gets|achieve[sd]?|target(?:ing)?)\b\s*(?:to\b)?",
         " ",
     ),
     (r"\b(?:highest|maximum|max|most|upper limit)\b", "最高"),
     (r"\b(?:lowest|minimum|min|least|lower limit)\b", "最低"),
     (r"\b(?:largest|biggest)\b", "最大"),
+    # the size as the unknown: "how big a system", "what size", "how many kilowatts"
+    (
+        r"\bhow (?:big|large)(?: an?| of an?| the)?(?: (?:pv|solar|rooftop))*(?: (?:system|plant|array|installation))?\b"
+        r"|\bwhat size\b|\bhow many (?:kw|mw|kwp|panels)\b",
+        "装多大",
+    ),
     (r"\bhow (?:much|many|high|low|big|large|small|cheap)\b|\bwhat(?:'s)?\b|\bwhich\b", "多少"),
     (
         r"\b(?:solve for|back[- ]?calculate|back[- ]?solve|work out|reverse[- ]?(?:engineer|calculate|solve)?|optimi[sz]e|find)\b",
         "反推",
     ),
+    # "change the discount rate to 6%": the rules read 到 between a name and its value
+    (r"\b(?:(?:up|down) )?to\b", "到"),
 )
 _ENGLISH_COMPILED = tuple((re.compile(p), r) for p, r in _ENGLISH)
+
+_ZH_DIGITS = {
+    "零": 0,
+    "〇": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
+_ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
+_ZH_RUN = "[零〇一二两三四五六七八九十百千]+(?:点[零〇一二三四五六七八九]+)?"
+# A Chinese numeral counts only before a unit (or after 块/毛: "三块五", "八毛五") or after 百分之: "一下",
+# "一个", "一点" stay words. 千 of 千瓦 is the unit's, not the number's (the run backs off it).
+_ZH_NUMBER = re.compile(
+    rf"百分之(?P<pct>{_ZH_RUN})|(?<=[块毛])(?P<tail>[一二三四五六七八九])(?![十百千])|"
+    rf"(?P<run>{_ZH_RUN})(?!分[之点])(?=\s*(?:个\s*[亿万]|千瓦|兆瓦|kw|mw|万|亿|元|块|毛|分|度|年|%|成|个百分点|平方|平米|小时))"
+)
+
+
+def _zh_integer(text: str) -> int | None:
+    """A Chinese integer: 一千二百 → 1200, 两千 → 2000, 一千二 → 1200 (a last digit is one order below)."""
+    if all(c in _ZH_DIGITS for c in text):  # digit by digit: "二五" → 25
+        return int("".join(str(_ZH_DIGITS[c]) for c in text)) if text else None
+    total, digit, last_unit, zero = 0, None, 1, False
+    for c in text:
+        if c in _ZH_DIGITS:
+            digit, zero = _ZH_DIGITS[c], zero or _ZH_DIGITS[c] == 0
+        else:
+            unit = _ZH_UNITS[c]
+            total += (1 if digit is None else digit) * unit
+            digit, last_unit, zero = None, unit, False
+    if digit is not None:  # "一百零五" = 105, "一千二" = 1200
+        total += digit * (1 if zero or last_unit < 100 else last_unit // 10)
+    return total
+
+
+def _zh_number(m: re.Match) -> str:
+    text = m["tail"] or m["pct"] or m["run"]
+    whole, _, fraction = text.partition("点")
+    number = _zh_integer(whole) if whole else 0
+    if number is None:
+        return m[0]
+    shown = f"{number}." + "".join(str(_ZH_DIGITS[c]) for c in fraction) if fraction else str(number)
+    return shown + "%" if m["pct"] else shown
+
+
+_EN_NUMBERS = {
+    **{
+        w: i
+        for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())
+    },
+    **{"fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "a": 1, "an": 1},
+}
+# "two megawatts", "five hundred kilowatts", "a megawatt", "twenty years" → digits
+_EN_NUMBER = re.compile(
+    r"\b(zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
+    r"thirty|forty|fifty)(?:[ -](one|two|three|four|five|six|seven|eight|nine))?(?: (hundred|thousand))?"
+    r"(?= (?:kilowatts?|megawatts?|kw|mw|kwp|mwp|years?|million|yuan|percent|cents?)\b)"
+    r"|(?<!half )\b(a|an)(?= (?:kilowatts?|megawatts?)\b)"  # "a year" stays words; "half a" is the model's
+)
+
+
+def _en_number(m: re.Match) -> str:
+    if m[4]:  # "a megawatt"
+        return f"{_EN_NUMBERS[m[4]]:g}"
+    value = _EN_NUMBERS[m[1]] + (_EN_NUMBERS[m[2]] if m[2] else 0)
+    value *= {"hundred": 100, "thousand": 1000}.get(m[3] or "", 1)
+    return f"{value:g}"
+
+
+# Everyday Chinese units → the written ones the rules read, applied in order to every text:
+# "3块" (kuai) → 3元, "3块5" → 3.5元; "5毛3" (mao) → 0.53元; "0.6元一度" / "0.6元每度" → 0.6元/度; "每度电0.65元" /
+# "电费一度0.65元" → 0.65元/度; "一瓦3元" → 每瓦3元; "1万千瓦" → 10000千瓦. Pieces ("3块板子") stay.
+_CHINESE: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
+    (r"百分之(\d+(?:\.\d+)?)", r"\1%"),
+    (r"(\d)\s*个\s*(亿|万)", r"\1\2"),  # "1个亿" = 1亿
+    (r"(\d+(?:\.\d+)?)\s*成(?![本功立为果交])", lambda m: f"{float(m[1]) * 10:g}%"),  # 七成 = 70%
+    (r"(\d)\s*毛\s*(\d)?(?![\d.])(?:钱)?", lambda m: f"0.{m[1]}{m[2] or ''}元"),
+    (r"(\d+)\s*块\s*(\d)(?![\d.])", r"\1.\2元"),
+    (r"(\d+(?:\.\d+)?)\s*块(?:钱)?(?!\s*(?:板|组件|电池|光伏|屋顶|地|面|区|瓦片))", r"\1元"),
+    (r"元\s*(?:一|每|1)\s*(?:度电?|千瓦时|kwh)(?![a-z])", "元/度"),
+    (r"元\s*(?:一|每|1)\s*(?:瓦|wp?)(?![a-z])", "元/w"),
+    (
+        r"(?:每|一|1)\s*(?:度电?|千瓦时|kwh)(?:的)?(?:电价|电费|价格|价钱|电)?\s*(?:[为是:约要收合]|大概|大约)*"
+        r"\s*(\d+(?:\.\d+)?)\s*元(?![/\d])",
+        r"\1元/度",
+    ),
+    (r"(?:一|1)瓦", "每瓦"),
+    (r"(\d+(?:\.\d+)?)\s*万\s*(千瓦|kwp?)(?![h时])", lambda m: f"{float(m[1]) * 1e4:g}{m[2]}"),
+)
+_CHINESE_COMPILED = tuple((re.compile(p), r) for p, r in _CHINESE)
 
 
 def normalize(text: str) -> str:
     """NFKC (full-width → ASCII, ㎡ → m2), lower case, no thousands separators, English rewritten.
 
-    Minus signs are unified and English terms are rewritten into the rules' vocabulary (`_ENGLISH`).
+    Minus signs are unified, English terms are rewritten into the rules' vocabulary (`_ENGLISH`)
+    and everyday Chinese units into written ones (`_CHINESE`).
     """
     text = unicodedata.normalize("NFKC", text).lower().replace("−", "-")
     text = re.sub(r"(?<=\d),(?=\d{3})", "", text)
+    text = _ZH_NUMBER.sub(_zh_number, text)
     if re.search(r"[a-z]{2}", text):
+        text = _EN_NUMBER.sub(_en_number, text)
         for pattern, repl in _ENGLISH_COMPILED:
             text = pattern.sub(repl, text)  # type: ignore[arg-type]
+    for pattern, repl in _CHINESE_COMPILED:
+        text = pattern.sub(repl, text)  # type: ignore[arg-type]
     return text
 
 
@@ -180,6 +328,11 @@ def _capex(m: re.Match) -> dict[str, float]:
     if unit.startswith("万元/"):
         return {"capex_yuan_per_w": value * 10_000 / 1_000_000}
     return {"capex_yuan_per_w": value / 1000 if ("k" in unit or "千" in unit) else value}
+
+
+def _bare_yuan(m: re.Match) -> dict[str, float]:
+    value = float(m[1])
+    return {"capex_yuan_per_w": value} if 1 <= value <= 8 else {"capex_unitless": value}
 
 
 def _load(m: re.Match) -> dict[str, float]:
@@ -234,6 +387,8 @@ _RULES: tuple[tuple[str, Callable[[re.Match], dict[str, Any]]], ...] = (
         rf"(?:单瓦造价|单位造价|单瓦成本|单位投资|建设成本|epc|造价){_S}{_N}(?!\s*(?:[\d.]|元|万|亿))",
         lambda m: {"capex_unitless": float(m[1])},
     ),
+    # "造价3元": yuan without "/W" after a cost's name is per watt when it is a per-watt figure
+    (rf"(?:单位造价|单位投资|建设成本|epc|造价){_S}{_N}\s*元(?![/每\d])", _bare_yuan),
     (
         rf"(?:年用电量|年用电|年耗电量|年均用电量){_S}{_N}\s*(万度|万kwh|万千瓦时|亿度|度|kwh|千瓦时|mwh|兆瓦时|万)?",
         _load,
@@ -256,7 +411,7 @@ _RULES: tuple[tuple[str, Callable[[re.Match], dict[str, Any]]], ...] = (
         lambda m: {"capacity_unitless": float(m[1])},
     ),
     (
-        rf"(?:自发自用比例|自发自用率|自发自用|自用比例|自用率|消纳比例){_S}{_N}\s*(%)?",
+        rf"(?:自发自用比例|自发自用率|自发自用|自用比例|自用率|消纳比例|自用){_S}{_N}\s*(%)?",
         lambda m: {"self_consumption": _ratio(m[1], m[2])},
     ),
     (
@@ -305,15 +460,145 @@ def _location(text: str) -> dict[str, str]:
     return {"location_unknown": unknown[1]} if unknown else {}
 
 
+# Relative changes of a value ("造价再便宜0.4元/W", "电价涨5%", "容量翻倍", "cut the cost by 0.3"):
+# the name, a verb of going down or up (not "降到": that states the new value), the amount.
+_CHANGE_NAMES = {
+    "上网电价": "feed_in_price",
+    "燃煤基准价": "feed_in_price",
+    "自用电价": "electricity_price",
+    "电价": "electricity_price",
+    "电费": "electricity_price",
+    "单瓦造价": "capex_yuan_per_w",
+    "单位造价": "capex_yuan_per_w",
+    "单瓦成本": "capex_yuan_per_w",
+    "造价": "capex_yuan_per_w",
+    "成本": "capex_yuan_per_w",
+    "投资": "capex_yuan_per_w",
+    "装机容量": "capacity_kw",
+    "装机规模": "capacity_kw",
+    "装机": "capacity_kw",
+    "容量": "capacity_kw",
+    "规模": "capacity_kw",
+    "自发自用比例": "self_consumption",
+    "自发自用率": "self_consumption",
+    "自发自用": "self_consumption",
+    "自用比例": "self_consumption",
+    "自用率": "self_consumption",
+    "消纳比例": "self_consumption",
+    "折现率": "discount_rate",
+    "贴现率": "discount_rate",
+    "运营期": "lifetime_years",
+    "寿命": "lifetime_years",
+}
+_RATIOS = frozenset({"self_consumption", "discount_rate"})  # "提高10%" of a share: ten points
+_NAMES = "|".join(sorted(_CHANGE_NAMES, key=len, reverse=True))
+_DOWN = "降低|减少|下降|下调|便宜|缩小|缩减|降|少|减|低"
+_UP = "提高|增加|上涨|上调|增长|增大|扩大|提升|涨|多|高|加|升"
+_RELATIVE = re.compile(
+    rf"({_NAMES})(?:/[a-z]+)?\s*(?:再|还|又|能|可以|如果|要是|若)*\s*(?:(?P<down>{_DOWN})|(?P<up>{_UP}))(?![到至为成于])"
+    rf"\s*(?:了|个)?\s*(百分之)?{_N}\s*(%|个百分点|成|元/kwh|元/度|分/度|分|元/w|元/kw|元|mw|兆瓦|kw|千瓦|年)?"
+)
+# Without a name, the unit says which value changes ("再多500kW呢", "500 kW more").
+_UNIT_FIELDS = {"mw": "capacity_kw", "兆瓦": "capacity_kw", "kw": "capacity_kw", "千瓦": "capacity_kw"}
+_UNIT_FIELDS |= dict.fromkeys(("元/w", "元/kw"), "capex_yuan_per_w")
+_UNIT_FIELDS |= dict.fromkeys(("元/kwh", "元/度", "分/度"), "electricity_price")
+_UNNAMED = re.compile(
+    r"(?<![\u4e00-\u9fff])(?:再|还|又)?\s*(?:(?P<down>降低|减少|少|降|便宜)|(?P<up>提高|增加|多|加))\s*(?:了|个)?"
+    rf"\s*{_N}\s*(元/kwh|元/度|分/度|元/w|元/kw|mw|兆瓦|kw|千瓦)(?![h时])"
+)
+_FOLD = re.compile(rf"({_NAMES})\s*(?:再|还|又)*\s*(翻倍|翻一番|加倍|减半)")
+
+
+def _change(m: re.Match) -> tuple[str, tuple[str, float]]:
+    """One relative change: (field, ("add", amount) or ("scale", factor)) in canonical units."""
+    field = _CHANGE_NAMES[m[1]]
+    sign = -1.0 if m["down"] else 1.0
+    amount, unit = float(m[5]), m[6] or ""
+    if m[4] or unit in ("%", "成"):
+        share = amount / (10 if unit == "成" else 100)
+        return (field, ("add", sign * share)) if field in _RATIOS else (field, ("scale", 1 + sign * share))
+    if unit == "个百分点":
+        return field, ("add", sign * amount / 100)
+    scale = {"分": 0.01, "分/度": 0.01, "元/kw": 0.001, "mw": 1000.0, "兆瓦": 1000.0}.get(unit, 1.0)
+    return field, ("add", sign * amount * scale)
+
+
+def _changes(rest: str) -> tuple[dict[str, tuple[str, float]], str]:
+    """Relative changes in normalized text (field → ("add", amount) | ("scale", factor)), text without them."""
+    found: dict[str, tuple[str, float]] = {}
+    for m in _RELATIVE.finditer(rest):
+        name, change = _change(m)
+        found.setdefault(name, change)
+    for m in _FOLD.finditer(rest):
+        found.setdefault(_CHANGE_NAMES[m[1]], ("scale", 0.5 if m[2] == "减半" else 2.0))
+    rest = _RELATIVE.sub(lambda m: " " * len(m[0]), rest)
+    for m in _UNNAMED.finditer(rest):
+        scale = {"分/度": 0.01, "元/kw": 0.001, "mw": 1000.0, "兆瓦": 1000.0}.get(m[4], 1.0)
+        found.setdefault(_UNIT_FIELDS[m[4]], ("add", (-1.0 if m["down"] else 1.0) * float(m[3]) * scale))
+    for pattern in (_UNNAMED, _FOLD):
+        rest = pattern.sub(lambda m: " " * len(m[0]), rest)
+    return found, rest
+
+
+def apply_changes(fields: dict[str, Any], base: dict[str, Any]) -> tuple[dict[str, Any], dict[str, tuple]]:
+    """`fields` with their relative `changes` applied to the `base` case's inputs.
+
+    Returns the fields (without `changes`) and what changed: field → (old, new). A change whose
+    field was also stated outright, or that the base case does not hold, is left out.
+    """
+    fields = dict(fields)
+    changed: dict[str, tuple] = {}
+    for name, (mode, amount) in (fields.pop("changes", None) or {}).items():
+        old = base.get(name)
+        if name in fields or not isinstance(old, int | float):
+            continue
+        new = round(old + amount if mode == "add" else old * amount, 6)
+        fields[name] = int(round(new)) if name == "lifetime_years" else new
+        changed[name] = (old, fields[name])
+    return fields, changed
+
+
+# Between two values of one field: the later one replaces the first ("从500kW改成1MW", "from 3 to 2.8").
+_CHANGE_BETWEEN = re.compile(
+    r"改成|改为|改到|换成|换为|变成|变为|调到|调整为|调整到|调成|降到|降至|降为|提高到|提到|涨到|升到|到|至|->|→|\bto\b|\binstead\b"
+)
+
+
+def _differ(a: Any, b: Any) -> bool:
+    if isinstance(a, float | int) and isinstance(b, float | int):
+        return abs(a - b) > 1e-9 * max(1.0, abs(a))
+    return a != b
+
+
 def parse_with_rest(text: str) -> tuple[dict[str, Any], str]:
-    """Fields found in `text`, and the normalized text with the parsed numbers blanked out."""
+    """Fields found in `text`, and the normalized text with the parsed numbers blanked out.
+
+    Relative changes ("造价再便宜0.4元/W") are kept under `changes` (see `apply_changes`). Two
+    different values of one field are kept under `conflicts` (validation asks which one), unless
+    a change word stands between them ("从500kW改成1MW": the later one).
+    """
     rest = normalize(text)
     fields: dict[str, Any] = {}
+    changes, rest = _changes(rest)
+    if changes:
+        fields["changes"] = changes
+    seen: dict[str, tuple[int, Any]] = {}  # key → (end of its first value, that value)
+    conflicts: dict[str, list[Any]] = {}
     for pattern, handler in _COMPILED:
         for m in pattern.finditer(rest):
             for key, value in handler(m).items():
-                fields.setdefault(key, value)
+                if key not in seen:
+                    seen[key] = (m.end(), value)
+                    fields[key] = value
+                elif _differ(seen[key][1], value):
+                    # "容量从500kW改成1MW": the value after a change word replaces the first
+                    if _CHANGE_BETWEEN.search(rest[seen[key][0] : m.start()]):
+                        fields[key] = value
+                    else:
+                        conflicts.setdefault(key, [seen[key][1]]).append(value)
         rest = pattern.sub(lambda m: " " * len(m[0]), rest)
+    if conflicts:
+        fields["conflicts"] = conflicts
     fields.update(_location(normalize(text)))
     if ptype := _project_type(rest):
         fields["project_type"] = ptype
@@ -328,12 +613,21 @@ def parse_fields(text: str) -> dict[str, Any]:
 
 
 def merge_fields(older: dict[str, Any], newer: dict[str, Any]) -> dict[str, Any]:
-    """`older` updated with `newer`, where a newer key also drops the older keys of its group."""
+    """`older` updated with `newer`, where a newer key also drops the older keys of its group.
+
+    A conflict of `older` (two values of one field) is settled by a value of that field in `newer`.
+    """
     merged = dict(older)
     for key in newer:
         for group in EXCLUSIVE_GROUPS:
             if key in group:
                 for other in group:
                     merged.pop(other, None)
+    conflicts = {k: v for k, v in (older.get("conflicts") or {}).items() if k not in newer}
     merged.update(newer)
+    # a newer text that states a conflicting field settles it ("1MW" answering "500 kW or 1 MW?")
+    conflicts.update(newer.get("conflicts") or {})
+    merged.pop("conflicts", None)
+    if conflicts:
+        merged["conflicts"] = conflicts
     return merged

@@ -103,7 +103,8 @@ def fill_with_model(
     answer, fresh = _cached_answer(model, texts)
     if not answer:
         return fields
-    found = set(fields)
+    # a quantity the words change by an amount, or give twice, is the parser's too ("再便宜0.4元/W")
+    found = set(fields) | set(fields.get("changes") or {}) | set(fields.get("conflicts") or {})
     added = {k: v for k, v in answer.items() if not set(_group(k)) & found}
     problem = _capacity_problem({**fields, **added}) if "capacity_kw" in added else None
     if problem:

@@ -164,6 +164,16 @@ def resolve_inputs(
     """
     standing = standing or {}
     purpose = purpose or pick(lang, "完成光伏经济性测算", "calculate the PV project's economics")
+    for name, values in (fields.get("conflicts") or {}).items():
+        shown = pick(lang, "和", " and ").join(fmt(name, v, lang) for v in values)
+        return _fix(
+            name,
+            pick(
+                lang,
+                f"您给了不同的{label(name)}：{shown}，请确认用哪一个。",
+                f"You gave different values for the {label(name, lang).lower()}: {shown}. Which one should I use?",
+            ),
+        )
     if "location_unknown" in fields:
         examples = "、".join(loc.name for loc in locations()[:6:2])
         return _fix(

@@ -35,6 +35,10 @@ _PAYBACK = (
     ),
     re.compile(rf"{_N}\s*年\s*(?:以内|之内|内)?\s*(?:回本|回收期|收回投资)"),
 )
+_NPV_POSITIVE = re.compile(
+    r"(?:npv|净现值)[^\d,，。;；%]{0,6}?(?:转正|为正|大于零|大于0|不为负|positive|above zero|>\s*0)"
+    r"|positive (?:npv|net present value)"
+)
 # Words naming each variable, longest first (上网电价 before 电价).
 VARIABLES: dict[str, str] = {
     "自发自用比例": "self_consumption",
@@ -54,6 +58,7 @@ VARIABLES: dict[str, str] = {
     "容量": "capacity_kw",
     "规模": "capacity_kw",
     "装多大": "capacity_kw",
+    "装机": "capacity_kw",
     "装多少": "capacity_kw",
 }
 _WORDS = "|".join(sorted(VARIABLES, key=len, reverse=True))
@@ -62,6 +67,7 @@ _VARIABLE = (
     re.compile(rf"({_WORDS})[^,，。;；\d]{{0,8}}?(?:{_ASKED})"),
     re.compile(rf"(?:多少|多大|最高|最低|最大|最小|怎样的|什么样的?)[^,，。;；\d]{{0,12}}?({_WORDS})"),
     re.compile(rf"(?:反推|倒推|求|寻优|优化|算出|计算)[^,，。;；]{{0,8}}?({_WORDS})"),
+    re.compile(r"(装多大|装多少)"),  # the words ask already
 )
 # Search range per variable; capacity depends on the project type (see reverse_opt).
 BOUNDS: dict[str, tuple[float, float]] = {
@@ -77,7 +83,7 @@ _HIGHEST = frozenset({"capex_yuan_per_w", "capacity_kw"})
 def strip_target(text: str) -> str:
     """`text` (normalized) without its target phrases, so "回收期6年" is not read as a lifetime."""
     text = normalize(text)
-    for pattern in (*_IRR, *_NPV, *_PAYBACK):
+    for pattern in (*_IRR, *_NPV, _NPV_POSITIVE, *_PAYBACK):
         text = pattern.sub(" ", text)
     return text
 
@@ -90,6 +96,8 @@ def parse_target(text: str) -> dict[str, Any]:
         found["target_irr"] = float(match[1]) / 100
     if match := next((m for p in _NPV if (m := p.search(text))), None):
         found["target_npv"] = float(match[1]) * {"亿": 1e8, "万": 1e4}.get(match[2] or "", 1)
+    elif _NPV_POSITIVE.search(text):  # "NPV转正", "a positive NPV": at least zero
+        found["target_npv"] = 0.0
     if match := next((m for p in _PAYBACK if (m := p.search(text))), None):
         found["target_payback"] = float(match[1])
     rest = strip_target(text)

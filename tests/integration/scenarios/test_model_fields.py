@@ -107,7 +107,9 @@ def test_english_phrasing_gives_place_type_and_capacity(model_for, data_dir):
 
 
 def test_the_parser_wins_a_conflict_and_the_model_only_adds_what_it_missed(model_for, data_dir):
-    text = "杭州余杭区工商业屋顶装机300kW，电费每度0.9 yuan"  # "0.9 yuan" is left unread by the parser
+    text = (
+        "杭州余杭区工商业屋顶装机300kW，自用部分每度电付0.9"  # "付0.9" (no unit) is left unread by the parser
+    )
     answer = {"location": "上海市", "project_type": "户用", "capacity_kw": 500, "electricity_price": 0.9}
     progress: list[str] = []
     with ScriptedOpenAIServer([reply_tool_call(TOOL, answer)]) as server:

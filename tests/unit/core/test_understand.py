@@ -201,3 +201,57 @@ def test_a_question_beside_a_whole_project_is_about_that_project():
         InMemoryResults(),
     )
     assert [s["agentName"] for s in found.steps] == ["pv_calc"] and found.alternative == ""
+
+
+def test_a_supposed_value_is_a_follow_up_on_the_case(with_case):
+    # a conditional word in one of sensitivity's examples ("如果发电量少10%…") does not make
+    # "if it were residential" a sensitivity analysis: the case is recomputed with the value
+    assert _plan("那如果改在上海呢", with_case) == [("pv_calc", [])]
+    assert _plan("要是换成户用的话", with_case) == [("pv_calc", [])]
+    assert _plan("What if it were residential?", with_case) == [("pv_calc", [])]
+    # a relative change states no input value: still the sensitivity analysis's question
+    assert _plan("如果发电量少10%，IRR会降到多少", with_case) == [("sensitivity", [])]
+    # a yes/no question on a corpus topic stays a question, "呢" or not
+    assert _plan("户用光伏要不要备案呢", with_case) == [("knowledge", [])]
+
+
+def test_a_calculation_of_something_else_is_out_of_scope(with_case):
+    # the verb is the calculation's, the thing to calculate is not a word of the domain
+    for text, lang in (("帮我算一下车贷利息", "zh"), ("Calculate my mortgage repayments", "en")):
+        found = understand(text, SPECS, INDEX, InMemoryResults())
+        assert found.steps == [] and found.reply.startswith("抱歉" if lang == "zh" else "Sorry"), text
+    assert _plan("帮我算一下光伏收益") == [("pv_calc", [])]
+    assert _plan("Please calculate the returns of my rooftop investment") == [("pv_calc", [])]
+    # in a conversation holding a case, short words of a follow-up are not judged so
+    assert _plan("Now turn that into a report.", with_case) == [("report", [])]
+
+
+def test_figures_asked_in_everyday_words_are_recalled(with_case):
+    for text, figure in (
+        ("总共要花多少钱", "159.00 万元"),
+        ("回本要多久", "5.2 年"),
+        ("What was the upfront investment?", "1,590,000"),
+    ):
+        found = understand(text, SPECS, INDEX, with_case)
+        assert found.steps == [] and figure in found.reply, (text, found.reply)
+
+
+def test_a_change_with_more_work_recomputes_the_case_first(with_case):
+    assert _plan("把电价改成0.8元/度，然后出报告", with_case) == [("pv_calc", []), ("report", [0])]
+    assert _plan("With the tariff at 0.8 yuan/kWh, redo the sensitivity analysis", with_case) == [
+        ("pv_calc", []),
+        ("sensitivity", [0]),
+    ]
+    assert _plan("就在这个方案上做敏感性分析", with_case) == [("sensitivity", [])]  # nothing changed
+
+
+def test_a_question_naming_the_domain_goes_to_the_knowledge_base():
+    # no agent's words and few of the corpus's, but "光伏" is in every agent's title or description
+    assert _plan("光伏支架选铝合金的还是镀锌钢的") == [("knowledge", [])]
+    # the domain's name alone asks nothing
+    assert understand("光伏", SPECS, INDEX, InMemoryResults()).steps == []
+
+
+def test_pieces_of_chinese_segmentation_do_not_make_a_pv_request_foreign():
+    # jieba leaves pieces no routing text uses ("不划算"); a request naming the domain is the domain's
+    assert _plan("帮我测一下楼顶装光伏划不划算") == [("pv_calc", [])]

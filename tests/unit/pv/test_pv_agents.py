@@ -103,6 +103,29 @@ def test_a_follow_up_carries_the_latest_case_and_says_so(conv):
     assert "Carried from the last calculation" in english["output"]
 
 
+def test_a_change_by_an_amount_applies_to_the_latest_case(conv):
+    conv.run(pv_calc, ANSWER + "，造价3.2元/W")  # electricity price: the default 0.65
+    cheaper = conv.run(pv_calc, "单瓦造价再降0.3元呢", plan="plan-2")
+    inputs = cheaper["context"]["inputs"]
+    assert cheaper["status"] == "completed" and inputs["capex_yuan_per_w"] == pytest.approx(2.9)
+    assert inputs["capacity_kw"] == 500
+    assert cheaper["output"].splitlines()[1] == "本次调整：单瓦造价 3.2 元/W → 2.9 元/W；其余沿用上次测算。"
+    # a share by ten points; a price by a percentage of the value the case used (a default here)
+    more = conv.run(pv_calc, "自发自用比例提高10个百分点，电价上调10%", plan="plan-3")["context"]["inputs"]
+    assert more["self_consumption"] == pytest.approx(0.9) and more["electricity_price"] == pytest.approx(
+        0.715
+    )
+    assert more["capex_yuan_per_w"] == pytest.approx(2.9)  # carried
+    english = conv.run(pv_calc, "What if we cut the capacity by 200 kW?", plan="plan-4")
+    assert english["context"]["inputs"]["capacity_kw"] == 300
+    assert "Changed: Capacity 500 kW → 300 kW; the rest carried" in english["output"]
+
+
+def test_a_change_by_an_amount_without_a_case_says_there_is_none(conv):
+    asked = conv.run(pv_calc, "造价再降0.3元/W")
+    assert asked["status"] == "interrupted" and "没有找到之前的测算记录" in asked["output"]
+
+
 def test_a_whole_new_project_carries_nothing(conv):
     conv.run(pv_calc, ANSWER + "，电价0.85元/度")
     fresh = conv.run(pv_calc, "苏州工商业1MW测算", plan="plan-2")

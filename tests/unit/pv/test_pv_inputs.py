@@ -184,3 +184,116 @@ def test_om_cost_with_wording_before_its_value_is_not_capex(text, expected):
     assert "capex_yuan_per_w" in fields or "capex_yuan_per_w" not in expected
     if "capex_yuan_per_w" not in expected:
         assert "capex_yuan_per_w" not in fields
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("电价7毛", {"electricity_price": 0.7}),
+        ("电费一度0.58元", {"electricity_price": 0.58}),
+        ("0.9元每千瓦时", {"electricity_price": 0.9}),
+        ("造价2块8一瓦", {"capex_yuan_per_w": 2.8}),
+        ("单瓦造价按3块算", {"capex_yuan_per_w": 3.0}),
+        ("造价3.1元", {"capex_yuan_per_w": 3.1}),  # yuan after a cost's name: per watt when plausible
+        ("总装机2.5万千瓦", {"capacity_kw": 25000.0}),
+        ("装了400块组件", {}),  # pieces, not yuan
+        ("每度电的成本0.35元", {}),  # a cost per kWh is not the electricity price
+    ],
+)
+def test_everyday_chinese_units(text, expected):
+    assert {k: v for k, v in parse_fields(text).items() if k != "project_type"} == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "changes"),
+    [
+        ("造价再便宜0.3元/W", {"capex_yuan_per_w": ("add", -0.3)}),
+        ("电价涨10%", {"electricity_price": ("scale", 1.1)}),
+        ("自用比例再提高5个百分点", {"self_consumption": ("add", 0.05)}),
+        ("装机容量翻一番", {"capacity_kw": ("scale", 2.0)}),
+        ("再多200kW呢", {"capacity_kw": ("add", 200.0)}),
+        ("reduce the electricity price by 2 cents", {"electricity_price": ("add", -0.02)}),
+        ("What if capex were 10% lower?", {"capex_yuan_per_w": ("scale", 0.9)}),
+    ],
+)
+def test_changes_by_an_amount_are_kept_apart_from_values(text, changes):
+    fields = parse_fields(text)
+    assert set(fields["changes"]) == set(changes)
+    for name, (mode, amount) in changes.items():
+        assert fields["changes"][name][0] == mode and fields["changes"][name][1] == pytest.approx(amount)
+    assert not set(changes) & set(fields)  # not read as the new value itself
+
+
+@pytest.mark.parametrize(
+    "text", ["造价降到2.6", "电价提高到0.8元/度", "最高3元/W", "差不多500kW", "电价多少"]
+)
+def test_a_new_value_is_not_a_change_by_an_amount(text):
+    assert "changes" not in parse_fields(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("装机八百千瓦", {"capacity_kw": 800.0}),
+        ("规模一千五千瓦", {"capacity_kw": 1500.0}),  # 一千五 = 1500
+        ("装机一百零五千瓦", {"capacity_kw": 105.0}),
+        ("两点五兆瓦", {"capacity_kw": 2500.0}),
+        ("电价六毛八", {"electricity_price": 0.68}),
+        ("单瓦造价两块九", {"capex_yuan_per_w": 2.9}),
+        ("自发自用比例百分之七十五", {"self_consumption": 0.75}),
+        ("自用八成", {"self_consumption": 0.8}),
+        ("年用电量两百万度", {"annual_load_kwh": 2_000_000.0}),
+        ("运营期三十年", {"lifetime_years": 30.0}),
+        ("three megawatts", {"capacity_kw": 3000.0}),
+        ("using 2 million kWh a year", {"annual_load_kwh": 2_000_000.0}),  # "a year" is no number
+        ("eight hundred kilowatts", {"capacity_kw": 800.0}),
+        ("帮我看一下，便宜一点的方案", {}),  # 一下, 一点: words, not numbers
+    ],
+)
+def test_numbers_written_in_words(text, expected):
+    assert {k: v for k, v in parse_fields(text).items() if k != "project_type"} == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "ptype"),
+    [
+        ("医院楼顶", "工商业"),
+        ("我们厂的屋顶", "工商业"),
+        ("老家的平房", "户用"),
+        ("a hospital roof", "工商业"),
+        ("our apartment building", "户用"),
+    ],
+)
+def test_building_words_name_the_project_type(text, ptype):
+    assert parse_fields(text)["project_type"] == ptype
+
+
+def test_two_values_of_one_field_are_asked_about_until_one_is_chosen():
+    from tools.pv.inputs import merge_fields
+
+    fields = parse_fields("苏州工商业1MW，装机容量800kW，测算")
+    asked = resolve_inputs(fields)
+    assert asked.inputs is None and asked.missing == ["capacity_kw"]
+    assert "1000 kW" in asked.question and "800 kW" in asked.question
+    english = resolve_inputs(
+        parse_fields("Commercial 1 MW in Suzhou, tariff 0.7 yuan/kWh, tariff 0.9 yuan/kWh"), lang="en"
+    )
+    assert "0.7 yuan/kWh and 0.9 yuan/kWh" in english.question
+    settled = merge_fields(fields, parse_fields("按800kW"))
+    assert resolve_inputs(settled).inputs["capacity_kw"] == 800
+    # a change word between the two: the later value, nothing to ask
+    assert parse_fields("容量从500kW改成1MW") == {"capacity_kw": 1000.0}
+    assert parse_fields("装机容量500kW，即0.5MW") == {"capacity_kw": 500.0}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Set the discount rate to 7%", {"discount_rate": 0.07}),
+        ("Push self-consumption up to 85%", {"self_consumption": 0.85}),
+        ("Bring the capex down to 2.6 yuan/W", {"capex_yuan_per_w": 2.6}),
+        ("capacity from 800 kW to 1.2 MW", {"capacity_kw": 1200.0}),
+    ],
+)
+def test_english_changes_to_a_value(text, expected):
+    assert parse_fields(text) == pytest.approx(expected)

@@ -1,0 +1,32 @@
+"""Reverse optimisation's words: the target (IRR, NPV, payback) and the variable to solve for."""
+
+import pytest
+
+from nodes.agents.reverse_opt import asks_to_solve
+from tools.pv.reverse import parse_target
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("How large a plant should we build for a 9% IRR?", {"target_irr": 0.09, "solve_for": "capacity_kw"}),
+        ("装多少千瓦能7年回本", {"target_payback": 7.0, "solve_for": "capacity_kw"}),
+        ("多大的装机规模能让IRR到10%", {"target_irr": 0.1, "solve_for": "capacity_kw"}),
+        ("Lowest tariff that keeps the NPV positive?", {"target_npv": 0.0, "solve_for": "electricity_price"}),
+        ("单瓦造价最高多少，净现值才能转正", {"target_npv": 0.0, "solve_for": "capex_yuan_per_w"}),
+        (
+            "the highest price per watt for an IRR of 11 percent",
+            {"target_irr": 0.11, "solve_for": "capex_yuan_per_w"},
+        ),
+        ("IRR达到百分之九，电价最低多少", {"target_irr": 0.09, "solve_for": "electricity_price"}),
+        ("净现值要有两个亿，单瓦造价最高多少", {"target_npv": 2e8, "solve_for": "capex_yuan_per_w"}),
+    ],
+)
+def test_targets_and_variables_in_everyday_words(text, expected):
+    assert parse_target(text) == pytest.approx(expected)
+    assert asks_to_solve(text)
+
+
+def test_a_stated_capacity_is_not_a_question_about_it():
+    assert "solve_for" not in parse_target("苏州工商业，装机1MW，测算")
+    assert not asks_to_solve("屋顶能装多少千瓦怎么估")  # a question, but no target and no bound
