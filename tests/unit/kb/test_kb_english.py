@@ -16,10 +16,9 @@ import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
 from nodes.agents import agents
-from nodes.agents.knowledge import AGENT
-from nodes.kit.step import InMemoryAgentMemory, StepContext
 from nodes.planner import route_index
 from nodes.understand import understand
+from tests.unit.kb.kb_support import run_knowledge_agent
 from tools.kb.corpus import SHIPPED_KB_DIR, scan_documents
 from tools.kb.index import KnowledgeIndex
 from tools.results import InMemoryResults
@@ -101,30 +100,11 @@ def test_english_questions_find_their_note_route_to_knowledge_and_out_of_scope_i
     assert test["refused"] >= MIN_REFUSED
 
 
-def _run_agent(data_dir, index: KnowledgeIndex, question: str) -> dict:
-    ctx = StepContext(
-        plan_id="p1",
-        seq_no=0,
-        agent_name="knowledge",
-        requirement=question,
-        user_query=question,
-        plan_context={},
-        deps={},
-        user_id="u",
-        conversation_id="c",
-        data_dir=data_dir,
-        memory=InMemoryAgentMemory(),
-        emit=lambda _event: None,
-        knowledge=lambda: index,
-    )
-    return dict(AGENT.run(ctx))
-
-
 def test_the_agent_answers_an_english_question_with_a_citation_and_refuses_an_hr_one(data_dir, index):
-    answered = _run_agent(data_dir, index, "What are green certificates?")
+    answered = run_knowledge_agent(data_dir, index, "What are green certificates?")
     assert answered["context"]["found"] is True
     assert answered["context"]["citations"][0]["title"] == "绿色电力证书（绿证）全覆盖"
-    refused = _run_agent(data_dir, index, "How many days of annual leave do employees get?")
+    refused = run_knowledge_agent(data_dir, index, "How many days of annual leave do employees get?")
     # an English question gets its "I don't know" in English (the request's language)
     assert refused["output"].startswith("I don't know") and refused["context"]["citations"] == []
 
@@ -132,7 +112,7 @@ def test_the_agent_answers_an_english_question_with_a_citation_and_refuses_an_hr
 def test_an_english_question_is_answered_in_english_from_the_notes_summaries(data_dir, index):
     from tools.lang import detect_language
 
-    answered = _run_agent(
+    answered = run_knowledge_agent(
         data_dir, index, "Can a general commercial rooftop project still choose full grid export?"
     )
     assert answered["context"]["found"] is True

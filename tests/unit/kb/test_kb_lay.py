@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
-from nodes.agents.knowledge import AGENT
-from nodes.kit.step import InMemoryAgentMemory, StepContext
+from tests.unit.kb.kb_support import run_knowledge_agent
 from tools.kb.corpus import SHIPPED_KB_DIR, KbPassage, read_document, scan_documents
 from tools.kb.index import KnowledgeIndex
 from tools.kb.search import HybridRanker, RankerSettings
@@ -122,31 +121,12 @@ def test_held_out_set_was_written_apart_and_names_real_notes():
     assert sum(r["note"] is None for r in rows) >= 8 and sum(r["note"] is not None for r in rows) >= 20
 
 
-def _run_agent(data_dir, index: KnowledgeIndex, question: str) -> dict:
-    ctx = StepContext(
-        plan_id="p1",
-        seq_no=0,
-        agent_name="knowledge",
-        requirement=question,
-        user_query=question,
-        plan_context={},
-        deps={},
-        user_id="u",
-        conversation_id="c",
-        data_dir=data_dir,
-        memory=InMemoryAgentMemory(),
-        emit=lambda _event: None,
-        knowledge=lambda: index,
-    )
-    return dict(AGENT.run(ctx))
-
-
 def test_the_agent_answers_an_everyday_question_and_says_it_does_not_know_the_cable_size(data_dir, index):
-    answered = _run_agent(data_dir, index, "家里光伏接220伏还是380伏")
+    answered = run_knowledge_agent(data_dir, index, "家里光伏接220伏还是380伏")
     assert answered["context"]["found"] is True
     assert answered["context"]["citations"][0]["file"] == "12_grid_tech_requirements.md"
     # a question the notes do not answer, though the inspection note mentions cables
-    refused = _run_agent(data_dir, index, "光伏电缆截面积怎么选")
+    refused = run_knowledge_agent(data_dir, index, "光伏电缆截面积怎么选")
     assert refused["output"].startswith("我不知道") and refused["context"]["citations"] == []
 
 

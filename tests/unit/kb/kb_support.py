@@ -1,0 +1,29 @@
+"""The knowledge agent run on one question, as the executor would run its step (kb unit tests)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nodes.agents.knowledge import AGENT
+from nodes.kit.step import InMemoryAgentMemory, StepContext
+from tools.kb.index import KnowledgeIndex
+
+
+def run_knowledge_agent(data_dir: Path, index: KnowledgeIndex, question: str) -> dict:
+    """The agent's result for `question` over `index` (plan p1, step 0, user u, conversation c)."""
+    ctx = StepContext(
+        plan_id="p1",
+        seq_no=0,
+        agent_name="knowledge",
+        requirement=question,
+        user_query=question,
+        plan_context={},
+        deps={},
+        user_id="u",
+        conversation_id="c",
+        data_dir=data_dir,
+        memory=InMemoryAgentMemory(),
+        emit=lambda _event: None,
+        knowledge=lambda: index,
+    )
+    return dict(AGENT.run(ctx))
