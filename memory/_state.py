@@ -92,11 +92,12 @@ class NamespaceState:
     rows_seen: tuple = ()
     version_seen: int = -1
     vectors_seen: int = 0  # the VectorIndex generation this namespace's vectors were last sent to
+    vectors_owed: bool = False  # a vector write failed after its rows committed: re-send them all
 
     def take(self, fresh: NamespaceState) -> None:
         """Become `fresh` (a reload), keeping this state's lock (other threads may be waiting on it)."""
         for name in self.__dataclass_fields__:
-            if name not in ("lock", "vectors_seen"):
+            if name not in ("lock", "vectors_seen", "vectors_owed"):
                 setattr(self, name, getattr(fresh, name))
 
     def index(

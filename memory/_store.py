@@ -7,7 +7,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -135,6 +135,7 @@ class Store:
         self._lock = threading.RLock()
         self._depth = 0
         self._writer = 0  # the thread inside `transaction()`
+        self._after: list[Callable[[], None]] = []  # what the open transaction runs once committed
         self._idle: list[sqlite3.Connection] = []  # read connections not in use
         self._readers: list[sqlite3.Connection] = []  # every read connection (closed by close())
         self._pool_lock = threading.Lock()
@@ -231,6 +232,8 @@ class Store:
         """Run statements atomically, holding the database write lock from the start.
 
         Re-entrant: a transaction opened inside another (same thread) joins it and commits with it.
+        What `after_commit` queued runs once the outermost one has committed, after the lock is
+        released; its first error is raised from here (the rows stay committed).
         """
         with self._lock:
             if self._depth:
@@ -254,6 +257,27 @@ class Store:
                     raise
                 finally:
                     self._depth, self._writer = 0, 0
+                    after, self._after = self._after, []
+        failed: BaseException | None = None
+        for action in after:  # committed (an error above skips this): the lock is free again
+            try:
+                action()
+            except Exception as error:  # the others still run; the first error is the one raised
+                failed = failed or error
+        if failed is not None:
+            raise failed
+
+    def after_commit(self, action: Callable[[], None]) -> None:
+        """Run `action` once this thread's open transaction commits, outside the write lock.
+
+        For work that follows from the rows but need not hold every other writer back while it
+        runs (the block memory's Chroma upserts: a network round trip to a Chroma server). Dropped
+        if the transaction rolls back; run at once when this thread has no transaction open.
+        """
+        if self._in_transaction():
+            self._after.append(action)
+        else:
+            action()
 
     def data_version(self) -> int:
         """A number that changes whenever a write to the file commits (any thread, any process).

@@ -172,19 +172,44 @@ class BlockMemory(ReadingMixin):
             state.version_seen = version
 
     def _sync_vectors(self, namespace: str, state: NamespaceState) -> None:
-        """Re-send the namespace's vectors from SQLite when Chroma holds fewer (a new or lost store)."""
+        """Re-send the namespace's vectors from SQLite when Chroma holds fewer or some were lost.
+
+        Fewer: a new or lost Chroma store. Lost: a vector write failed after its rows committed
+        (`_send_vectors`), which may have been the newer vector of a block Chroma already holds.
+        """
         state.vectors_seen = self._vectors.generation
+        owed, state.vectors_owed = state.vectors_owed, False
         count, sample = self._store.query(
             "SELECT count(*), max(vec) FROM blocks WHERE ns=? AND vec IS NOT NULL", (namespace,)
         )[0]
-        if not count or self._vectors.count(namespace, len(decode_vec(sample) or [])) >= count:
+        if not count or (not owed and self._vectors.count(namespace, len(decode_vec(sample) or [])) >= count):
             return
         rows = self._store.query(
             "SELECT block_id, todo_id, vec FROM blocks WHERE ns=? AND vec IS NOT NULL", (namespace,)
         )
         items = [(b, t, decode_vec(v) or []) for b, t, v in rows]
-        for start in range(0, len(items), 2000):
-            self._vectors.upsert(namespace, items[start : start + 2000])
+        try:
+            for start in range(0, len(items), 2000):
+                self._vectors.upsert(namespace, items[start : start + 2000])
+        except Exception:
+            state.vectors_seen, state.vectors_owed = -1, True  # try again on the next use
+            raise
+
+    def _send_vectors(
+        self, namespace: str, state: NamespaceState, items: list[tuple[str, str, list[float]]]
+    ) -> None:
+        """Upsert blocks' vectors once their rows have committed (`Store.after_commit`).
+
+        Outside the write transaction: a Chroma round trip (over HTTP with a Chroma server) no
+        longer holds every other writer of the file — in this process and the others — back. SQLite
+        keeps every vector; if this write fails, the error is raised to the caller as before and the
+        namespace's vectors are re-sent from SQLite on its next use.
+        """
+        try:
+            self._vectors.upsert(namespace, items)
+        except Exception:
+            state.vectors_seen, state.vectors_owed = -1, True
+            raise
 
     # -- ingestion ----------------------------------------------------------------------------
     def add_messages(
@@ -391,7 +416,8 @@ class BlockMemory(ReadingMixin):
             state.index(row["block_id"], row["terms"], row.get("pvecs"), row["extra"].get("piece_sizes"))
             state.todo_of[row["block_id"]] = row["todo_id"]
             state.newest_at = max(state.newest_at, row["last_at"])
-        self._vectors.upsert(namespace, [(r["block_id"], r["todo_id"], r["vec"]) for r in rows])
+        items = [(r["block_id"], r["todo_id"], r["vec"]) for r in rows]
+        self._store.after_commit(lambda: self._send_vectors(namespace, state, items))
 
     @staticmethod
     def _to_block(row: dict[str, Any]) -> Block:
@@ -513,7 +539,7 @@ class BlockMemory(ReadingMixin):
                 for b in stale:
                     state.unindex(b)
                     state.todo_of.pop(b, None)
-                self._vectors.delete(lt, stale)
+                self._store.after_commit(lambda: self._vectors.delete(lt, stale))
         return stale
 
     def long_term(self, user_id: str) -> list[dict[str, Any]]:

@@ -48,8 +48,6 @@ def test_reads_do_not_wait_for_another_threads_open_transaction(tmp_path: Path) 
         seen: list = []
         assert _finishes(lambda: seen.append(store.query("SELECT content FROM blobs WHERE id='a'")))
         assert seen == [[("old",)]]  # the committed state, not the open transaction's
-        with store.transaction():  # ... while the writer's own reads see its change: re-entrant
-            pass
     finally:
         leave.set()
         thread.join()
@@ -159,4 +157,117 @@ def test_waiting_for_another_processs_chroma_write_leaves_this_process_running(t
     # Inside Chroma's own wait the spinner made < 1 % of its progress; taking turns outside it,
     # without the GIL, leaves it well over half (measured ~100 %).
     assert (during - before * 0.2) / waited > 0.3 * before
+    memory.close()
+
+
+def test_after_commit_runs_once_committed_outside_the_write_lock(tmp_path: Path) -> None:
+    store = Store(tmp_path / "m.sqlite3")
+    seen: list[str] = []
+
+    def another_writer() -> None:  # must get the write lock while the action runs
+        def write() -> None:
+            with store.transaction() as conn:
+                conn.execute("INSERT INTO blobs(id, ns, content, created_at) VALUES('b', 'ns', 'x', 0)")
+
+        seen.append("free" if _finishes(write) else "held")
+
+    with store.transaction() as conn:
+        conn.execute("INSERT INTO blobs(id, ns, content, created_at) VALUES('a', 'ns', 'x', 0)")
+        with store.transaction():  # joined: the action waits for the outermost commit
+            store.after_commit(another_writer)
+        assert seen == []
+    assert seen == ["free"]
+    assert store.query("SELECT id FROM blobs ORDER BY id") == [("a",), ("b",)]
+
+    try:  # rolled back: the action is dropped
+        with store.transaction() as conn:
+            conn.execute("INSERT INTO blobs(id, ns, content, created_at) VALUES('c', 'ns', 'x', 0)")
+            store.after_commit(lambda: seen.append("after a rollback"))
+            raise KeyError("boom")
+    except KeyError:
+        pass
+    store.after_commit(lambda: seen.append("no transaction: at once"))
+    assert seen == ["free", "no transaction: at once"]
+
+    def fails() -> None:
+        raise OSError("vector store down")
+
+    try:  # every action runs; the first error is raised, the rows stay committed
+        with store.transaction() as conn:
+            conn.execute("INSERT INTO blobs(id, ns, content, created_at) VALUES('d', 'ns', 'x', 0)")
+            store.after_commit(fails)
+            store.after_commit(lambda: seen.append("still ran"))
+    except OSError as error:
+        assert str(error) == "vector store down"
+    else:
+        raise AssertionError("the action's error was not raised")
+    assert seen[-1] == "still ran"
+    assert store.query("SELECT count(*) FROM blobs WHERE id='d'") == [(1,)]
+    store.close()
+
+
+def test_a_slow_vector_write_does_not_hold_other_conversations_writes_back(tmp_path: Path) -> None:
+    """A Chroma upsert (an HTTP round trip with a Chroma server) runs after the rows commit."""
+    memory = BlockMemory(tmp_path, embeddings=DeterministicFakeEmbedding(size=8))
+    slow, other = memory.scope("pv_calc", "u1", "c1"), memory.scope("pv_calc", "u2", "c2")
+    memory.add_messages(slow, _conversation(2))
+    memory.add_messages(other, _conversation(2))
+    real_upsert, inside, leave = memory._vectors.upsert, threading.Event(), threading.Event()
+
+    def upsert(namespace: str, items) -> None:  # noqa: ANN001
+        if namespace == slow:
+            inside.set()
+            leave.wait(10)
+        real_upsert(namespace, items)
+
+    memory._vectors.upsert = upsert  # type: ignore[method-assign]
+    writer = threading.Thread(target=lambda: memory.add_messages(slow, _conversation(4)[4:]))
+    writer.start()
+    try:
+        assert inside.wait(5), "no vector write for the slow conversation: the test shows nothing"
+        assert _finishes(lambda: memory.add_messages(other, _conversation(4)[4:]))
+    finally:
+        leave.set()
+        writer.join()
+    assert [h.message_ids for h in memory.search(slow, "第3个问题", k=1)][0]
+    memory.close()
+
+
+def _chroma_vectors(memory: BlockMemory, ns: str) -> dict[str, list[float]]:
+    got = memory._vectors._get(ns, 8).get(include=["embeddings", "metadatas"])
+    return {
+        m["block_id"]: [round(x, 5) for x in e]
+        for m, e in zip(got["metadatas"], got["embeddings"], strict=True)
+    }
+
+
+def test_a_failed_vector_write_keeps_the_rows_and_is_sent_again_on_next_use(tmp_path: Path) -> None:
+    from memory._state import decode_vec
+
+    memory = BlockMemory(tmp_path, embeddings=DeterministicFakeEmbedding(size=8))
+    ns = memory.scope("pv_calc", "u1", "c1")
+    memory.add_messages(ns, _conversation(1))
+    real_upsert = memory._vectors.upsert
+
+    def down(namespace: str, items) -> None:  # noqa: ANN001, ARG001
+        raise ConnectionError("Chroma server unreachable")
+
+    memory._vectors.upsert = down  # type: ignore[method-assign]
+    try:
+        memory.add_messages(ns, _conversation(2)[2:])  # grows the one block: its vector changes
+    except ConnectionError:
+        pass
+    else:
+        raise AssertionError("the failed vector write was not reported")
+    memory._vectors.upsert = real_upsert  # type: ignore[method-assign]
+    assert [m.id for m in memory.messages(ns)] == [m.id for m in _conversation(2)]  # rows kept
+    stored = {
+        b: [round(x, 5) for x in decode_vec(v) or []]
+        for b, v in memory._store.query("SELECT block_id, vec FROM blocks WHERE ns=?", (ns,))
+    }
+    old = _chroma_vectors(memory, ns)
+    assert old.keys() == stored.keys() == {"b_main_001"} and old != stored  # as many, one stale
+    hits = memory.search(ns, "第1个回答", k=2)  # the next use re-sends every vector from SQLite
+    assert hits and "a1" in hits[0].message_ids
+    assert _chroma_vectors(memory, ns) == stored
     memory.close()
