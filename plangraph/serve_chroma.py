@@ -32,6 +32,11 @@ from plangraph.errors import UserFacingError
 __all__ = ["shared_chroma"]
 
 READY_TIMEOUT_S = 120.0
+# Runs `chroma run …` in place of itself once the kernel will stop it with the supervisor.
+_LAUNCH = (
+    "import os, sys; from plangraph.serve_workers import die_with_parent; "
+    "die_with_parent(int(sys.argv[1])); os.execv(sys.argv[2], sys.argv[2:])"
+)
 
 
 def _chroma_command() -> str | None:
@@ -69,6 +74,10 @@ class _Server:
         with open(self.log, "ab") as out:
             self.proc = subprocess.Popen(
                 [
+                    sys.executable,
+                    "-c",
+                    _LAUNCH,
+                    str(os.getpid()),
                     self.command,
                     "run",
                     "--path",

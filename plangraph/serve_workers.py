@@ -15,12 +15,16 @@ port for all of them and a restarted worker gets the same one.
 The parent supervises: it reports the address once every worker answers, stops them all on
 SIGINT/SIGTERM (each finishes its running requests, as a single `plangraph serve` does), and
 replaces a worker that dies while serving. A worker that dies before it has served stops the
-whole server with its error — the same failure would repeat on every restart.
+whole server with its error — the same failure would repeat on every restart. A supervisor that
+is killed outright (SIGKILL, the OOM killer) cannot stop anything: on Linux each worker asks the
+kernel for a SIGTERM when its parent ends (`die_with_parent`), and so does the workers' Chroma
+server (plangraph/serve_chroma.py), so none is left holding the port or the data dir.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
 import socket
 import sys
@@ -31,10 +35,28 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any
 
-__all__ = ["reserve_port", "supervise"]
+__all__ = ["die_with_parent", "reserve_port", "supervise"]
 
 READY_TIMEOUT_S = 180.0  # a worker imports the graph and opens the stores before it listens
 STOP_TIMEOUT_S = 30.0
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def die_with_parent(parent: int) -> None:
+    """Have the kernel send this process SIGTERM when `parent` (the thread that started it) ends.
+
+    Linux only (prctl PR_SET_PDEATHSIG; kept across exec); elsewhere nothing changes. If the
+    parent is already gone, the signal is sent now.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0) != 0:
+        return
+    if os.getppid() != parent:  # it ended before the request was made
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _socket(family: socket.AddressFamily) -> socket.socket:
@@ -68,8 +90,10 @@ def _worker(
     family: socket.AddressFamily,
     app_factory: Callable[[], Any],
     ready: Connection,
+    parent: int,
 ) -> None:
     """One server process: its own SO_REUSEPORT socket on the shared port, then uvicorn until told to stop."""
+    die_with_parent(parent)
     import uvicorn
 
     sock = _socket(family)
@@ -123,7 +147,9 @@ def supervise(
 
     def start() -> tuple[BaseProcess, Connection]:
         receive, send = context.Pipe(duplex=False)
-        process = context.Process(target=_worker, args=(address, family, app_factory, send), daemon=False)
+        process = context.Process(
+            target=_worker, args=(address, family, app_factory, send, os.getpid()), daemon=False
+        )
         process.start()
         send.close()
         return process, receive

@@ -180,6 +180,45 @@ def test_a_conversation_moves_between_processes_and_a_killed_worker_is_replaced(
     assert _workers(server.proc.pid) == []
 
 
+def _serving(data_dir: Path) -> list[int]:
+    """Processes still serving `data_dir`: workers and multiprocessing's helper (their environment)
+    and the Chroma server (its --path)."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+            environ = (proc / "environ").read_bytes() if b"multiprocessing" in cmdline else b""
+        except OSError:
+            continue
+        mine = f"PLANGRAPH_DATA_DIR={data_dir}\0".encode() in environ or str(data_dir).encode() in cmdline
+        if mine and _alive(int(proc.name)) and int(proc.name) != os.getpid():
+            found.append(int(proc.name))
+    return found
+
+
+def test_a_killed_supervisor_takes_its_workers_and_chroma_server_with_it(tmp_path):
+    """SIGKILL (or the OOM killer) gives the supervisor no chance to stop anything itself."""
+    server = _Server(tmp_path, 2)
+    workers = _workers(server.proc.pid)
+    [chroma_url] = re.findall(r"in a Chroma server at (http://127\.0\.0\.1:\d+)", "".join(server.lines))
+    serving = set(_serving(tmp_path)) - {server.proc.pid}
+    chroma = [p for p in serving if b"chroma" in Path(f"/proc/{p}/cmdline").read_bytes()]
+    assert len(workers) == 2 and set(workers) <= serving and len(chroma) == 1, serving
+    server.proc.kill()
+    server.proc.wait(timeout=10)
+    deadline = time.monotonic() + 30
+    while _serving(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = _serving(tmp_path)
+    for pid in left:  # do not leave them to the next test
+        os.kill(pid, signal.SIGKILL)
+    assert left == [], "still running after the supervisor was killed"
+    with pytest.raises(httpx.TransportError):
+        httpx.get(f"{chroma_url}/api/v2/heartbeat", timeout=5)
+    assert server.proc.stderr is not None
+    server.proc.stderr.close()
+
+
 @pytest.mark.parametrize(
     ("args", "env", "expected"),
     [
