@@ -2,7 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python bench/http_throughput.py [--sizes 20,50] [--embeddings hash,minilm]
         [--processes 1,3] [--checkpoints sqlite,postgres] [--modes batch,steady] [--steady 5,35]
-        [--ref REF] [--profile] [--no-write]
+        [--ref REF] [--profile] [--waits] [--no-write]
 
 Each (embeddings, size) cell starts a fresh `plangraph serve` (bench/http_load.py's server and
 driver: S1 → question → resume → report → GET /plans, every result checked against its own
@@ -11,8 +11,10 @@ answer) and reports requests/s, p50/p95 of resume → report, and the server's C
 cell with its checkpoints in a local PostgreSQL (started for the run with its durable defaults, a
 fresh database per cell; memory and plans stay SQLite files in the data dir); the database's own
 CPU is its own column, since it shares the two cores. `--profile` samples the server with
-py-spy during the first cell and prints the project functions with the most samples. The table is
-written to the `http-throughput` section of docs/benchmarks.md.
+py-spy during the first cell and prints the project functions with the most samples. `--waits`
+samples every thread of the server (idle ones too) over the first steady cell's window and prints
+where threads in the middle of a turn were waiting rather than running: on a lock, a condition, a
+file turn (`_waits`). The table is written to the `http-throughput` section of docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import threading
 import time
@@ -125,6 +128,73 @@ def _top(folded: Path, n: int = 15) -> list[tuple[int, float, str]]:
     return [(c, 100 * c / max(total, 1), name) for name, c in inclusive.most_common(n)]
 
 
+_WAITING = re.compile(r"\bwith\b.*\b\w*(lock|turn)\w*\b|\.(acquire|hold|wait|join)\(|\bsleep\(")
+_PRIMITIVES = ("threading.py", "queue.py", "concurrent/futures/_base.py", "asyncio/")
+_PACKAGES = Path(sysconfig.get_paths()["purelib"])
+
+
+def _source_line(frame: str, tree: Path) -> str:
+    """The source line a py-spy frame `func (path:line)` points at: the project's or an installed package's."""
+    found = re.search(r"\(([\w/.]+\.py):(\d+)\)$", frame)
+    if not found:
+        return ""
+    path = next((p for p in (tree / found.group(1), _PACKAGES / found.group(1)) if p.is_file()), None)
+    if path is None:
+        return ""
+    lines = path.read_text().splitlines()
+    number = int(found.group(2))
+    return lines[number - 1] if 0 < number <= len(lines) else ""
+
+
+def _waits(folded: Path, tree: Path, n: int = 8) -> tuple[int, list[tuple[float, str]]]:
+    """Where threads inside a turn waited, from py-spy `--idle` samples: (turn samples, [(share, site)]).
+
+    A sample is inside a turn when its stack has a frame of nodes/ or plangraph/runner.py; it is
+    waiting when its innermost frame is a threading/queue/asyncio primitive, or a line (the
+    project's or a package's, e.g. SqliteSaver's) that takes a lock or a turn (`with …lock`,
+    `.hold(`, `.acquire(`, `.wait(`, `sleep(`). The site is the innermost project frame (→ the
+    package frame, when the wait is in a package). The request thread waiting for its own graph run
+    (`PlanRunner._stream` on a condition) is left out: the graph's own thread works meanwhile.
+    """
+    turns = 0
+    sites: collections.Counter[str] = collections.Counter()
+    for line in folded.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        frames = stack.split(";")
+        if not any("(nodes/" in f or "(plangraph/runner.py" in f for f in frames):
+            continue
+        turns += int(count)
+        project = [f for f in frames if re.search(r"\((graphs|nodes|tools|memory|plangraph)/", f)]
+        leaf, site = frames[-1], project[-1] if project else frames[-1]
+        primitive = any(p in leaf for p in _PRIMITIVES)
+        if not (primitive or _WAITING.search(_source_line(leaf, tree))):
+            continue
+        if primitive and site.startswith("PlanRunner._stream "):
+            continue
+        sites[site if leaf is site or primitive else f"{site} → {leaf}"] += int(count)
+    return turns, [(100 * c / max(turns, 1), site) for site, c in sites.most_common(n)]
+
+
+def _sample_waits(pid: int, out: Path, seconds: float) -> None:
+    """py-spy every thread of `pid` and its workers, idle ones included, for `seconds`."""
+    subprocess.run(
+        [str(Path(sys.executable).with_name("py-spy")), "record", "--idle", "-r", "50", "-f", "raw"]
+        + [
+            "-d",
+            str(max(1, int(seconds))),
+            "-o",
+            str(out),
+            "--pid",
+            str(pid),
+            "--nonblocking",
+            "--subprocesses",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
+
+
 def cell(
     embeddings: str,
     size: int,
@@ -133,6 +203,7 @@ def cell(
     processes: int = 1,
     database: tuple[str, int] | None = None,
     steady: tuple[float, float] | None = None,
+    waits: Path | None = None,
 ) -> dict:
     """One server (run from `tree`), `size` conversations; requests/s, resume p50/p95, CPU utilisation.
 
@@ -141,6 +212,7 @@ def cell(
     and everything is measured over the window from `warm-up` to `end` only: the server at
     saturation, without the ramp-up or the tail in which fewer conversations are left than the
     server runs at once (with several processes, one of them then has nothing to do).
+    `waits`: with `steady`, where py-spy writes every thread's samples over the window (`_waits`).
     """
     url, postmaster = database or (None, 0)
     cpus = os.cpu_count() or 1
@@ -174,6 +246,12 @@ def cell(
                     timer = threading.Timer(at, lambda: marks.append(meter()))
                     timer.daemon = True
                     timer.start()
+                if waits is not None:
+                    sampler = threading.Timer(
+                        steady[0], _sample_waits, (proc.pid, waits, steady[1] - steady[0])
+                    )
+                    sampler.daemon = True
+                    sampler.start()
             try:
                 conversations, wall = run_load(
                     base, ["bench-key-a", "bench-key-b"], size, steady[1] if steady else None
@@ -221,6 +299,9 @@ def main() -> int:
     ap.add_argument("--sizes", default="20,50")
     ap.add_argument("--embeddings", default="hash,minilm")
     ap.add_argument("--profile", action="store_true", help="py-spy the server during the first cell")
+    ap.add_argument(
+        "--waits", action="store_true", help="where turns wait, sampled over the first steady cell's window"
+    )
     ap.add_argument("--ref", help="also serve from this git commit, each cell side by side")
     ap.add_argument(
         "--processes", default="1", help="server processes per cell, e.g. 1,3 (a --ref needs them too)"
@@ -242,8 +323,8 @@ def main() -> int:
     )
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
-    if args.profile and not shutil.which("py-spy", path=str(Path(sys.executable).parent)):
-        ap.error("--profile needs py-spy in the venv (pip install py-spy)")
+    if (args.profile or args.waits) and not shutil.which("py-spy", path=str(Path(sys.executable).parent)):
+        ap.error("--profile and --waits need py-spy in the venv (pip install py-spy)")
     head = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     )
@@ -263,6 +344,10 @@ def main() -> int:
     failures: list[str] = []
     top: list[tuple[int, float, str]] = []
     folded = Path(tempfile.mkdtemp()) / "server.txt" if args.profile else None
+    waited = Path(tempfile.mkdtemp()) / "waits.txt" if args.waits else None
+    if waited is not None and "steady" not in modes:
+        ap.error("--waits samples a steady window: add --modes steady")
+    wait_rows: tuple[str, int, list[tuple[float, str]]] | None = None
     with contextlib.ExitStack() as stack:
         # (name, tree, processes) per cell: this checkout and the old tree, side by side at each count
         trees = [(head.stdout.strip(), ROOT)]
@@ -275,9 +360,19 @@ def main() -> int:
                 for mode, store, (name, tree, processes) in itertools.product(modes, stores, runs):
                     database = fresh() if fresh is not None and store == "postgres" else None
                     steady = (warm, until) if mode == "steady" else None
+                    sample = waited if steady and waited is not None and wait_rows is None else None
                     r = cell(
-                        embeddings, size, folded if not rows else None, tree, processes, database, steady
+                        embeddings,
+                        size,
+                        folded if not rows else None,
+                        tree,
+                        processes,
+                        database,
+                        steady,
+                        sample,
                     )
+                    if sample is not None and sample.exists():
+                        wait_rows = (f"{name}, {processes} processes, {embeddings}", *_waits(sample, tree))
                     db = f"{100 * r['db_util']:.0f} %" if database else "–"
                     load = f"{size} at once" if mode == "batch" else f"{size} slots, {warm:g}–{until:g} s"
                     rows.append(
@@ -322,6 +417,14 @@ so utilisation cannot reach 100 % and the times are inflated.
         body += "\n\nWhere a turn's time goes (py-spy samples of the server during the first row, project functions, inclusive):\n\n"
         body += "| samples | share | function |\n|---:|---:|---|\n"
         body += "\n".join(f"| {c} | {p:.1f} % | `{name}` |" for c, p, name in top)
+    if wait_rows is not None:
+        where, turns, sites = wait_rows
+        body += (
+            f"\n\nWhere threads inside a turn waited instead of running ({where}, py-spy `--idle` over the window, "
+            f"{turns} samples of threads inside a turn; a request thread waiting for its own graph run is left out):\n\n"
+        )
+        body += "| share of turn samples | waiting at |\n|---:|---|\n"
+        body += "\n".join(f"| {p:.1f} % | `{site}` |" for p, site in sites) or "| 0 % | nowhere |"
     print(body)
     if not args.no_write:
         write_section(DOC, START, END, body)
