@@ -10,7 +10,8 @@ english_paraphrases, chinese_paraphrases; dev/test splits; the ten unrelated que
 tests/integration/kb/test_kb_minilm.py count as dev out-of-scope), picks the floors that answer the
 most dev questions while refusing every dev out-of-scope one (citing documents that do not answer
 is worse than "I don't know"), and with `--final` reports them on the test split and on the
-held-out set (chinese_heldout.jsonl: fresh questions never used to choose anything).
+held-out sets (chinese_heldout.jsonl, heldout_2.jsonl: fresh questions never used to choose
+anything).
 
     PYTHONPATH=. .venv/bin/python bench/kb_relevance.py                # MiniLM (the default embeddings)
     PYTHONPATH=. .venv/bin/python bench/kb_relevance.py --embeddings hash
@@ -41,9 +42,15 @@ SETS = {
     "en-lay": DATA / "english_paraphrases.jsonl",  # in everyday words the notes do not use
     "zh-lay": DATA / "chinese_paraphrases.jsonl",  # the same in Chinese
 }
-# fresh everyday-Chinese questions written before the everyday-words mechanisms (split "heldout"):
-# never used to choose anything, reported on their own
+# fresh everyday-Chinese questions written before the everyday-words mechanisms (split "heldout"),
+# and a second held-out set written before session 9's changes (heldout_2.jsonl: English and
+# Chinese, lay and expert wording, out-of-scope questions sharing the notes' words), reported per
+# language and style: never used to choose anything
 HELD_OUT = {"zh-held": DATA / "chinese_heldout.jsonl"}
+HELD_OUT_2 = DATA / "heldout_2.jsonl"
+HELD_OUT.update(
+    {f"h2-{lang}-{style}": HELD_OUT_2 for lang in ("en", "zh") for style in ("lay", "expert", "oos")}
+)
 COVERAGE = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7)
 VECTOR = (0.6, 0.7, 0.8, 0.9, 1.01)  # 1.01: vectors never decide relevance alone
 SUMMARY = (0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 1.01)  # question ↔ the note's English summary
@@ -57,6 +64,8 @@ TOP_K = 3
 def load(lang: str) -> list[dict]:
     path = {**SETS, **HELD_OUT}[lang]
     rows = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+    if path == HELD_OUT_2:  # one file, reported per language and style ("h2-en-lay")
+        rows = [r for r in rows if f"h2-{r['lang']}-{r['style']}" == lang]
     if (
         lang == "zh"
     ):  # the MiniLM test's unrelated questions (written earlier, mostly Chinese) are dev negatives too
@@ -108,6 +117,8 @@ def score(results: list[tuple[dict, list]], setting: Setting) -> dict[str, float
         "answered": answered / max(covered, 1),
         "refused": refused / max(outside, 1),
         "n": covered + outside,
+        "covered": covered,
+        "outside": outside,
         "right": (answered + refused) / max(covered + outside, 1),
     }
 
@@ -205,10 +216,9 @@ def main() -> None:
 
 
 def _row(label: str, setting: Setting, split: str, lang: str, s: dict[str, float]) -> None:
-    print(
-        f"| {label} {setting} | {split} | {lang} | {s['answered']:.0%} | {s['refused']:.0%} "
-        f"| {s['right']:.0%} (n={s['n']}) |"
-    )
+    answered = f"{s['answered']:.0%}" if s["covered"] else "—"
+    refused = f"{s['refused']:.0%}" if s["outside"] else "—"
+    print(f"| {label} {setting} | {split} | {lang} | {answered} | {refused} | {s['right']:.0%} (n={s['n']}) |")
 
 
 if __name__ == "__main__":
