@@ -29,6 +29,7 @@ import re
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from memory.embeddings import make_embeddings
 from tools.kb.corpus import SHIPPED_KB_DIR
@@ -58,6 +59,9 @@ LAY = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 1.01)  # everyday words 
 CREDIT = (0.0, 0.25, 0.5, 0.75, 1.0)  # weight of a same-class (词林) word in the everyday-words coverage
 AGREE = (0.0, 0.1, 0.2, 0.3, 0.4)  # an English question's word match needs this summary similarity too
 CHARS = (0.0, 0.25, 0.5, 0.75, 1.0)  # weight of an unmatched word's characters found in the note
+UNCOVERED = (0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 1.01)  # a word match is vetoed at this share met by nothing
+NEAR_SUMMARY = (0.35, 0.4, 0.45, 1.01)  # a middling summary similarity…
+NEAR_COVERAGE = (0.1, 0.15, 0.2, 0.25, 0.3)  # …answers with this share of the question's words
 TOP_K = 3
 
 
@@ -88,16 +92,45 @@ def searched(index: KnowledgeIndex, rows: list[dict]) -> list[tuple[dict, list]]
     return [(row, index.search(row["question"], k=20)) for row in rows]
 
 
-# coverage, vector, summary, lay, class credit, English agreement, character credit
-Setting = tuple[float, float, float, float, float, float, float]
+class Setting(NamedTuple):
+    """The floors and credits of `RankerSettings` the bench sweeps (same names, same meaning)."""
+
+    coverage: float
+    vector: float
+    summary: float
+    lay: float
+    credit: float  # concept_credit
+    agree: float
+    chars: float  # char_credit
+    uncovered: float = 1.01  # max_uncovered
+    near_summary: float = 1.01
+    near_coverage: float = 1.01
+
+    @classmethod
+    def of(cls, s: RankerSettings) -> Setting:
+        return cls(
+            s.min_coverage,
+            s.min_vector,
+            s.min_summary,
+            s.min_lay,
+            s.concept_credit,
+            s.min_agree,
+            s.char_credit,
+            s.max_uncovered,
+            s.near_summary,
+            s.near_coverage,
+        )
 
 
-def is_relevant(hit: KbHit, setting: Setting) -> bool:
-    coverage, vector, summary, lay, credit, agree, chars = setting
-    words = hit.coverage >= coverage or hit.lay_score(credit, chars) >= lay
+def is_relevant(hit: KbHit, s: Setting) -> bool:
+    """`HybridRanker.rank`'s relevance rule under the floors `s`."""
+    words = hit.coverage >= s.coverage or hit.lay_score(s.credit, s.chars) >= s.lay
     if hit.english and hit.passage.english:
-        words = words and hit.summary >= agree
-    return words or hit.vector >= vector or hit.summary >= summary
+        words = words and hit.summary >= s.agree
+    elif not hit.english:
+        words = words and hit.uncovered < s.uncovered
+    near = hit.summary >= s.near_summary and hit.coverage >= s.near_coverage
+    return words or hit.vector >= s.vector or hit.summary >= s.summary or near
 
 
 def score(results: list[tuple[dict, list]], setting: Setting) -> dict[str, float]:
@@ -147,9 +180,8 @@ def main() -> None:
             for split in ("dev", "test")
         }
         results.update({(lang, "heldout"): searched(index, rows[lang]) for lang in HELD_OUT})
-    off = (1.01, 0.0)
-    grid: list[Setting] = [
-        (c, v, m, *off, a, 0.0) for c in COVERAGE for v in VECTOR for m in SUMMARY for a in AGREE
+    grid = [
+        Setting(c, v, m, 1.01, 0.0, a, 0.0) for c in COVERAGE for v in VECTOR for m in SUMMARY for a in AGREE
     ]
 
     def dev(setting: Setting, key: str) -> float:
@@ -159,41 +191,54 @@ def main() -> None:
         # citing documents for a question they do not answer is worse than "I don't know": among the
         # floors that refuse every dev out-of-scope question, the one answering the most dev questions
         safe = [s for s in settings if dev(s, "refused") == len(SETS)] or settings
-        # (ties: the coverage floor nearest 0.5, the higher floors, the smaller class credit and agreement)
+        # (ties: the coverage floor nearest 0.5, the higher floors, the smaller credits and agreement)
         return max(
-            safe, key=lambda s: (dev(s, "answered"), -abs(s[0] - 0.5), s[1], s[2], s[3], -s[4], -s[5], -s[6])
+            safe,
+            key=lambda s: (
+                dev(s, "answered"),
+                -abs(s.coverage - 0.5),
+                s.vector,
+                s.summary,
+                s.lay,
+                -s.credit,
+                -s.agree,
+                -s.chars,
+                -s.uncovered,
+                s.near_summary,
+                s.near_coverage,
+            ),
         )
 
     words = best_of(grid)
-    # the everyday-words floor and the class credit, swept with the other floors at their dev choice
+    # the everyday-words floor and the credits, swept with the other floors at their dev choice
+    lay = best_of([words._replace(lay=f, credit=c, chars=ch) for f in LAY for c in CREDIT for ch in CHARS])
+    # then what vetoes a word match (an uncovered subject) and what a middling summary needs (words),
+    # with the coverage floor again (a veto may let a lower floor refuse what a higher one had to)
     best = best_of(
-        [(*words[:3], lay, credit, words[5], ch) for lay in LAY for credit in CREDIT for ch in CHARS]
+        [
+            lay._replace(coverage=f, uncovered=u, near_summary=n, near_coverage=c)
+            for f in COVERAGE
+            for u in UNCOVERED
+            for n in NEAR_SUMMARY
+            for c in NEAR_COVERAGE
+        ]
     )
-    now = RankerSettings()
-    current: Setting = (
-        now.min_coverage,
-        now.min_vector,
-        now.min_summary,
-        now.min_lay,
-        now.concept_credit,
-        now.min_agree,
-        now.char_credit,
-    )
+    current = Setting.of(RankerSettings())
     print(f"embeddings={args.embeddings} seconds={time.perf_counter() - started:.0f}")
     print(f"load average: {Path('/proc/loadavg').read_text().strip()}")
-    print(
-        "| floors (coverage, vector, summary, lay, class credit, agreement, characters) | split | lang | answered | refused | right |"
-    )
+    print(f"| floors ({', '.join(Setting._fields)}) | split | lang | answered | refused | right |")
     print("|---|---|---|---|---|---|")
     shown = [
         ("current", current),
         ("best on dev", best),
-        ("without everyday words", (*best[:3], *off, best[5], 0.0)),
+        ("without everyday words", best._replace(lay=1.01, credit=0.0, chars=0.0)),
     ]
-    shown += [("without classes", (*best[:4], 0.0, *best[5:]))] if best[4] else []
-    shown += [("without characters", (*best[:6], 0.0))] if best[6] else []
-    shown += [("without agreement", (*best[:5], 0.0, best[6]))] if best[5] else []
-    shown += [("also", (*best[:3], lay, *best[4:])) for lay in LAY[:-1] if abs(lay - best[3]) <= 0.1]
+    shown += [("without classes", best._replace(credit=0.0))] if best.credit else []
+    shown += [("without characters", best._replace(chars=0.0))] if best.chars else []
+    shown += [("without agreement", best._replace(agree=0.0))] if best.agree else []
+    shown += [("without the uncovered veto", best._replace(uncovered=1.01))] if best.uncovered <= 1 else []
+    shown += [("without near summaries", best._replace(near_summary=1.01))] if best.near_summary <= 1 else []
+    shown += [("also", best._replace(lay=f)) for f in LAY[:-1] if abs(f - best.lay) <= 0.1]
     for label, setting in dict.fromkeys(shown):
         for split in ("dev", "test") if args.final else ("dev",):
             for lang in SETS:
@@ -209,7 +254,8 @@ def main() -> None:
                 if (row["note"] in cited) if row["note"] else not cited:
                     continue
                 top = " ".join(
-                    f"{Path(h.passage.doc_key).name[:2]}(c{h.coverage:.2f} l{h.lay:.2f}+{h.concept:.2f})"
+                    f"{Path(h.passage.doc_key).name[:2]}(c{h.coverage:.2f} l{h.lay:.2f}+{h.concept:.2f}"
+                    f" s{h.summary:.2f} u{h.uncovered:.2f})"
                     for h in ranked
                 )
                 print(f"dev {lang} {row['note'] or '-'}: {row['question']} -> {cited} | {top}")
@@ -218,7 +264,9 @@ def main() -> None:
 def _row(label: str, setting: Setting, split: str, lang: str, s: dict[str, float]) -> None:
     answered = f"{s['answered']:.0%}" if s["covered"] else "—"
     refused = f"{s['refused']:.0%}" if s["outside"] else "—"
-    print(f"| {label} {setting} | {split} | {lang} | {answered} | {refused} | {s['right']:.0%} (n={s['n']}) |")
+    print(
+        f"| {label} {tuple(setting)} | {split} | {lang} | {answered} | {refused} | {s['right']:.0%} (n={s['n']}) |"
+    )
 
 
 if __name__ == "__main__":
