@@ -123,6 +123,16 @@ def test_an_english_question_is_answered_in_english_from_the_notes_summaries(dat
     assert "Sources:" in output and "《" in output
 
 
+def test_an_english_question_gets_its_progress_in_english_and_a_chinese_one_in_chinese(data_dir, index):
+    events: list = []
+    run_knowledge_agent(data_dir, index, "What are green certificates?", events)
+    progress = " ".join(str(e) for e in events)
+    assert "Searching the knowledge base" in progress and "检索" not in progress
+    events.clear()
+    run_knowledge_agent(data_dir, index, "绿证是什么？", events)
+    assert "正在检索知识库" in " ".join(str(e) for e in events)
+
+
 def test_a_quoted_english_sentence_keeps_its_own_full_stop():
     from tools.kb.answer import _closed
 
