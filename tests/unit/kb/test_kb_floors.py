@@ -79,5 +79,6 @@ def test_a_middling_summary_answers_only_with_some_of_the_questions_words():
 def test_the_agent_says_it_does_not_know_an_hr_question_that_shares_the_notes_words(data_dir: Path, index):
     refused = run_knowledge_agent(data_dir, index, "怎么申请公司的报销流程")
     assert refused["output"].startswith("我不知道") and refused["context"]["citations"] == []
+    assert "光伏投资测算" in refused["output"]  # and says what plangraph can do, as in English
     answered = run_knowledge_agent(data_dir, index, "分布式光伏并网要走哪些步骤")
     assert answered["context"]["citations"][0]["file"] == "11_grid_connection_process.md"
