@@ -61,8 +61,8 @@ def serves(services: Any, question: str) -> bool:
     Asked by the planner when nothing else matched: a question about the user's own (or shared)
     documents (a relevant uploaded passage), one put in words the notes do not use ("How fast
     do panels wear out?") but close in meaning to a note's English summary (`KbHit.summary` at or
-    above the ranker's `min_summary`), or one in the everyday words of the questions a note says
-    it answers ("太阳能板用久了功率会变少吗": `KbHit.lay_score` at or above `min_lay`). Word overlap
+    above the ranker's `min_summary`, or at `near_summary` with some of its words), or one in the
+    everyday words of the questions a note says it answers ("太阳能板用久了功率会变少吗": `KbHit.lay_score` at or above `min_lay`). Word overlap
     with the notes' own text alone does not count here: a request that matched no agent and merely
     shares common words with a note ("公司年假") stays out of scope.
     """
@@ -77,6 +77,7 @@ def serves(services: Any, question: str) -> bool:
         and (
             h.passage.passage_id in uploaded
             or h.summary >= s.min_summary
+            or (h.summary >= s.near_summary and h.coverage >= s.near_coverage)
             or h.lay_score(s.concept_credit, s.char_credit) >= s.min_lay
         )
         for h in index.search(question, k=3)
@@ -92,11 +93,14 @@ def run(ctx: StepContext) -> AgentExecResult:
     if ctx.knowledge is None:
         raise RuntimeError("the knowledge agent needs StepContext.knowledge (the graph's services give it)")
     index = ctx.knowledge()
-    ctx.emit("正在检查知识库文档…")
+    en = ctx.language == "en"
+    ctx.emit("Checking the knowledge base's documents…" if en else "正在检查知识库文档…")
     report = index.refresh()
     if report.changed:
         ctx.emit(
-            f"知识库已更新：新增 {report.added} 篇，更新 {report.updated} 篇，移除 {report.removed} 篇。"
+            f"Knowledge base updated: {report.added} added, {report.updated} updated, {report.removed} removed."
+            if en
+            else f"知识库已更新：新增 {report.added} 篇，更新 {report.updated} 篇，移除 {report.removed} 篇。"
         )
     candidates = _candidates(ctx)
     if not any(index.query_terms(q) for q in candidates):
@@ -119,12 +123,21 @@ def _workflow(
     ctx: StepContext, index: KnowledgeIndex, report: IndexReport, candidates: list[str]
 ) -> AgentExecResult:
     """The fixed internal plan: search the candidates, answer from the relevant passages."""
-    ctx.emit(f"正在检索知识库（{index.size} 篇文档）…")
+    en = ctx.language == "en"
+    ctx.emit(
+        f"Searching the knowledge base ({index.size} documents)…"
+        if en
+        else f"正在检索知识库（{index.size} 篇文档）…"
+    )
     question, hits = _search(index, candidates)
     terms = index.query_terms(question)
     sources = [h for h in hits if h.relevant][:MAX_SOURCES]
     if sources:
-        ctx.emit(f"找到 {len(sources)} 条相关资料，正在整理答案…")
+        ctx.emit(
+            f"Found {len(sources)} relevant passages, writing the answer…"
+            if en
+            else f"找到 {len(sources)} 条相关资料，正在整理答案…"
+        )
     text, cited = _compose(ctx, index, question, terms, sources)
     context = {
         "question": question,

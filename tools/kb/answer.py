@@ -104,8 +104,9 @@ def not_found_answer(question: str, terms: Sequence[str], documents: int, lang: 
     keywords = "、".join(terms) if terms else "（无有效关键词）"
     return (
         f"我不知道。我在知识库的 {documents} 篇文档中检索了“{question}”（关键词：{keywords}），"
-        "没有找到足够相关的内容。您可以换个说法再问，或把自己的资料（PDF、Word、HTML、Markdown、文本、CSV）"
-        "用 `plangraph kb add` 或 /kb 接口加入知识库后再试。"
+        "没有找到足够相关的内容。plangraph 能做光伏投资测算（经济性、敏感性分析、反向优化、报告），"
+        "并根据知识库回答光伏政策、并网与运维问题；您可以换个说法再问，或把自己的资料（PDF、Word、HTML、"
+        "Markdown、文本、CSV）用 `plangraph kb add` 或 /kb 接口加入知识库后再试。"
     )
 
 

@@ -125,13 +125,14 @@ def test_english_questions_in_everyday_words_reach_notes_through_their_english_s
     wrongly = [row["question"] for row in LAY if not row["note"] and _cited(index, row["question"])]
     print(f"\nkb lay English: {len(answered)}/{len(answerable)} answered, {len(wrongly)} near-domain cited")
     assert wrongly == []
-    # measured 27/58 (37/58 before the summary floor rose from 0.45 to 0.5 to refuse a dev question
-    # about wire gauges); 7/58 without the summaries
-    assert len(answered) >= 0.42 * len(answerable)
+    # measured 36/58 with a middling summary answering when some of the question's words agree
+    # (27/58 with the summary floor alone at 0.5, which a dev question about wire gauges forced)
+    assert len(answered) >= 0.55 * len(answerable)
 
 
 def test_without_the_summaries_the_same_questions_mostly_go_unanswered(kb_data):
-    blind = KnowledgeIndex(kb_data, [SHIPPED_KB_DIR], default_embeddings(), RankerSettings(min_summary=1.01))
+    no_summaries = RankerSettings(min_summary=1.01, near_summary=1.01)
+    blind = KnowledgeIndex(kb_data, [SHIPPED_KB_DIR], default_embeddings(), no_summaries)
     blind.refresh()
     answerable = [row for row in LAY if row["note"]]
     answered = [row for row in answerable if row["note"] in _cited(blind, row["question"])]

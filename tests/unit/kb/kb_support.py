@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from nodes.agents.knowledge import AGENT
 from nodes.kit.step import InMemoryAgentMemory, StepContext
 from tools.kb.index import KnowledgeIndex
 
 
-def run_knowledge_agent(data_dir: Path, index: KnowledgeIndex, question: str) -> dict:
-    """The agent's result for `question` over `index` (plan p1, step 0, user u, conversation c)."""
+def run_knowledge_agent(
+    data_dir: Path, index: KnowledgeIndex, question: str, events: list[Any] | None = None
+) -> dict:
+    """The agent's result for `question` over `index` (plan p1, step 0, user u, conversation c).
+
+    The progress events it emits are appended to `events` when given.
+    """
     ctx = StepContext(
         plan_id="p1",
         seq_no=0,
@@ -23,7 +29,7 @@ def run_knowledge_agent(data_dir: Path, index: KnowledgeIndex, question: str) ->
         conversation_id="c",
         data_dir=data_dir,
         memory=InMemoryAgentMemory(),
-        emit=lambda _event: None,
+        emit=(events.append if events is not None else lambda _event: None),
         knowledge=lambda: index,
     )
     return dict(AGENT.run(ctx))

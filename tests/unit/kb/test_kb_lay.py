@@ -23,8 +23,8 @@ from tools.kb.search import HybridRanker, RankerSettings
 DATA = Path(__file__).parent / "data"
 TOP_K = 3  # the knowledge agent cites at most three sources
 # a little under what was measured with these fake embeddings (docs/understanding.md)
-MIN_TEST_ANSWERED = 0.25  # measured 9/29 (MiniLM: the same)
-MIN_TEST_REFUSED = 0.85  # measured 7/8
+MIN_TEST_ANSWERED = 0.25  # measured 8/29 (9/29 before the uncovered-subject veto; MiniLM: the same)
+MIN_TEST_REFUSED = 1.0  # measured 8/8 (7/8 before the veto refused "怎么申请公司的报销流程")
 MIN_HELD_ANSWERED = 0.2  # measured 6/24 (MiniLM: the same)
 MIN_HELD_REFUSED = 1.0  # measured 8/8
 

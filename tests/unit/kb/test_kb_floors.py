@@ -1,0 +1,84 @@
+"""The relevance rules of session 9: an uncovered subject vetoes a word match; a middling summary needs words.
+
+Both floors were chosen on the dev split by `bench/kb_relevance.py` (docs/knowledge-base.md,
+"When the agent answers and when it says it does not know").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from langchain_core.embeddings import DeterministicFakeEmbedding
+
+from tests.unit.kb.kb_support import run_knowledge_agent
+from tools.kb.corpus import SHIPPED_KB_DIR, KbPassage
+from tools.kb.index import KnowledgeIndex
+from tools.kb.search import HybridRanker, RankerSettings
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory) -> KnowledgeIndex:
+    kb = KnowledgeIndex(
+        tmp_path_factory.mktemp("kb-floors"), [SHIPPED_KB_DIR], DeterministicFakeEmbedding(size=64)
+    )
+    kb.refresh()
+    return kb
+
+
+def _notes() -> list[KbPassage]:
+    process = "向当地供电公司提交并网申请，现场勘查后确定接入方案，验收合格后签订购售电合同。"
+    return [
+        KbPassage("a:1:0", "a.md", "分布式光伏并网流程", "src", "并网, 申请, 流程", process, "1"),
+        KbPassage("b:1:0", "b.md", "组件衰减", "src", "衰减", "单晶组件首年衰减不高于2%。", "1"),
+    ]
+
+
+def test_a_question_whose_subject_the_passage_never_meets_is_not_answered_by_shared_words():
+    question = "怎么申请公司的报销流程"  # 申请, 公司, 流程 are the note's words; 报销 is nowhere in it
+    vetoed = HybridRanker(_notes()).rank(question, {}, k=1)[0]
+    assert vetoed.coverage >= RankerSettings().min_coverage  # enough words, by the coverage floor
+    assert vetoed.uncovered >= RankerSettings().max_uncovered and not vetoed.relevant
+    # the same words without the veto would cite the grid-connection note
+    assert HybridRanker(_notes(), RankerSettings(max_uncovered=1.01)).rank(question, {}, k=1)[0].relevant
+    # a question about the note's own subject still finds it
+    assert HybridRanker(_notes()).rank("光伏并网申请的流程", {}, k=1)[0].relevant
+
+
+def test_a_word_met_by_its_characters_is_not_an_uncovered_subject():
+    # 申报 is not the note's word, but 申 (申请) is one of its characters: partly met, not uncovered
+    hit = HybridRanker(_notes()).rank("光伏并网申报流程", {}, k=1)[0]
+    assert hit.passage.doc_key == "a.md" and hit.uncovered == 0.0 and hit.relevant
+
+
+def test_a_middling_summary_answers_only_with_some_of_the_questions_words():
+    notes = [
+        KbPassage(
+            "a:1:0",
+            "a.md",
+            "屋顶装机容量",
+            "src",
+            "roof, area, capacity",
+            "按屋顶面积估算。",
+            "1",
+            "Roof | …",
+        ),
+    ]
+    ranker = HybridRanker(notes)  # near_summary 0.45, near_coverage 0.15, min_summary 0.5
+    near = {"a.md": 0.47}
+    question = "How much capacity fits on my roof area?"  # a quarter of its words are the note's
+    assert ranker.rank(question, {}, k=1, summary_scores=near)[0].relevant
+    blind = HybridRanker(notes, RankerSettings(near_summary=1.01))
+    assert not blind.rank(question, {}, k=1, summary_scores=near)[0].relevant
+    # as close in meaning, but none of its words is the note's: not answered
+    assert not ranker.rank("What gauge of wire do I need?", {}, k=1, summary_scores=near)[0].relevant
+    # close enough, a summary answers alone
+    assert ranker.rank("What gauge of wire do I need?", {}, k=1, summary_scores={"a.md": 0.55})[0].relevant
+
+
+def test_the_agent_says_it_does_not_know_an_hr_question_that_shares_the_notes_words(data_dir: Path, index):
+    refused = run_knowledge_agent(data_dir, index, "怎么申请公司的报销流程")
+    assert refused["output"].startswith("我不知道") and refused["context"]["citations"] == []
+    assert "光伏投资测算" in refused["output"]  # and says what plangraph can do, as in English
+    answered = run_knowledge_agent(data_dir, index, "分布式光伏并网要走哪些步骤")
+    assert answered["context"]["citations"][0]["file"] == "11_grid_connection_process.md"
