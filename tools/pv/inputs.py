@@ -29,10 +29,19 @@ __all__ = [
 
 _N = r"((?:(?<![\d.])-)?\d+(?:\.\d+)?)"
 # Between a field's name and its value: copulas, "about", and the verbs of a change ("降到").
-_S = (
-    r"(?:[为是:约\s=都]|降到|降至|降为|降低到|下降到|提高到|提高至|提到|涨到|升到|上涨到|改为|改成|改到|调到|"
-    r"调整为|调整到|变成|换成|变为|只有|仅有|要是|若为|假如|假设|设为|按|到|大概|大约)*"
+_LINK = (
+    r"[为是:约\s=都]|降到|降至|降为|降低到|下降到|提高到|提高至|提到|涨到|升到|上涨到|改为|改成|改到|调到|"
+    r"调整为|调整到|变成|换成|变为|只有|仅有|要是|若为|假如|假设|设为|按|到|大概|大约"
 )
+# Any other short wording between a name and its value is a verb or adverb of saying so ("造价只要3块",
+# "运营期改30年", "电价取0.7", "折现率用8%", "电费其实是0.9"): up to three Chinese characters that
+# neither ask (多少, 最高, 至少: a target's question), nor vary (变动, 浮动: a sensitivity's range), nor
+# compare ("每…", "各…"), nor name another field (电价, 容量…).
+_FREE = (
+    r"(?:(?!多|几|最|至|起码|才|能让|变|动|浮|波|上下|增减|各|每|比|和|与|及|或|电|价|费|量|率|容|装|造|期)"
+    r"[\u4e00-\u9fff]){1,3}"
+)
+_S = rf"(?:{_LINK})*(?:{_FREE}(?:{_LINK})*)?"
 _PRICE_UNIT = r"(元/度|元/kwh|元/千瓦时|元/mwh|元/兆瓦时|分/度|分/kwh|分|元)?"
 _PRICE_SCALE = {"元/mwh": 0.001, "元/兆瓦时": 0.001, "分/度": 0.01, "分/kwh": 0.01, "分": 0.01}
 _REUSE = re.compile(
@@ -43,7 +52,10 @@ _CI_WORDS = (
     "工商业|工业|商业|厂房|厂区|工厂|企业|公司|仓库|物流|园区|商场|超市|酒店|宾馆|写字楼|办公楼|车间|制造|"
     "学校|医院|农场|养殖场|大棚|加油站|停车场|车棚|数据中心|冷库|机关|(?<!电)厂(?![家商])"
 )
-_HOUSEHOLD_WORDS = "户用|居民|家庭|家用|自家|我家|家里|老家|农户|住宅|自建房|农村|别墅|民房|屋主|平房"
+_HOUSEHOLD_WORDS = (
+    "户用|居民|家庭|家用|自家|我家|家里|老家|农户|住宅|自建房|农村|别墅|民房|屋主|平房|"
+    "自己家|咱家|俺家|我们家|房子|自住"
+)
 _CHANGE = re.compile(r"更换到|更换为|换到|换成|改为|改成|改到|变更为|调整为|搬到")
 _PLACE = re.compile(
     r"(?:地点|地址|位置|位于|项目地|所在地|城市|更换到|更换为|换到|换成|改为|改成|改到)[是为在:\s]*([\u4e00-\u9fff]{2,10}?(?:省|市|区|县|州|旗))"
@@ -70,6 +82,11 @@ def _scaled(factor: float, unit: str) -> Callable[[re.Match], str]:
 _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
     (r"[’`´]", "'"),
     (r"(\d)\s*(?:percent|per cent|pct)\b", r"\1%"),
+    # a hedge before an amount ("about 2.4 million kWh", "roughly 60%") is the rules' 约
+    (
+        r"\b(?:about|around|roughly|approximately|approx\.?|nearly|almost|some|circa|close to)\s+(?=[\d-])",
+        "约",
+    ),
     (r"(\d+(?:\.\d+)?)\s*billion\b", _scaled(10, "亿")),
     (r"(\d+(?:\.\d+)?)\s*million\b", _scaled(100, "万")),
     (r"(\d+(?:\.\d+)?)\s*(?:thousand\b|k\b(?!\s*w))", _scaled(1000, "")),
@@ -78,6 +95,7 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
     (r"\bcents?\b|\bfen\b", "分"),
     (r"\bkilowatt[- ]?hours?\b|\bkw[- ]?h\b|\bunits? of electricity\b", "kwh"),
     (r"\bmegawatt[- ]?hours?\b", "mwh"),
+    (r"(\d+(?:\.\d+)?)\s*(?:gigawatt[- ]?hours?|gwh)\b", _scaled(100, "万kwh")),  # 1 GWh = 100万 kWh
     (r"\bkilowatts?(?:[- ]peak)?\b", "kw"),
     (r"\bmegawatts?(?:[- ]peak)?\b", "mw"),
     (r"\bwatts?(?:[- ]peak)?\b", "w"),
@@ -102,6 +120,19 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
         r"\b(?:full|complete|total) self[- ]?(?:consumption|use)\b|\bself[- ]?consum(?:e|es|ing) (?:all|everything)\b",
         "全部自用",
     ),
+    # the verb forms: "self-consume 90%", "consumes 85% of the solar", "use only 40% of the power ourselves",
+    # "70% of the output is used on site": a share of the output used on site (a load is in kWh, not %)
+    (
+        r"\b(?:self[- ]?consum(?:e|es|ed|ing)|consum(?:e|es|ed|ing)|us(?:e|es|ed|ing)|absorb(?:s|ed|ing)?)\s+"
+        r"(?:only\s+|just\s+|up to\s+|约\s*)?(\d+(?:\.\d+)?)\s*%",
+        r"自发自用\1%",
+    ),
+    (
+        r"(\d+(?:\.\d+)?)\s*%\s+(?:of\s+(?:the\s+|it\s*|its\s+|our\s+|their\s+)?(?:power|output|electricity|energy|"
+        r"generation|solar|pv)?\s*)?(?:is\s+|gets\s+|would be\s+|will be\s+|can be\s+)?(?:self[- ]?)?(?:consumed|used)"
+        r"\s+(?:on[- ]?site|ourselves|locally|by us|in[- ]house|directly|by the (?:site|factory|plant|building))",
+        r"自发自用\1%",
+    ),
     (
         r"\bself[- ]?(?:consumption|consumed|use|used)(?: (?:ratio|rate|share|percentage|level))?\b|\bon[- ]site (?:consumption|use)\b",
         "自发自用",
@@ -120,7 +151,7 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
         "年用电量",
     ),
     (
-        r"\b(?:uses?|using|consumes?|consuming)\s+([\d.]+\s*(?:万|亿)?\s*(?:kwh|mwh))\s*(?:/年|a year|per year|each year|annually)",
+        r"\b(?:uses?|using|consumes?|consuming)\s+(?:约\s*)?([\d.]+\s*(?:万|亿)?\s*(?:kwh|mwh))\s*(?:/年|a year|per year|each year|annually)",
         r"年用电量\1",
     ),
     (r"\b(?:o&m|operation and maintenance|maintenance) (?:cost|costs|fee|fees)?\b", "运维"),
@@ -159,11 +190,11 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
     (r"\b(?:raise|increase|lift)\s+(?:the\s+)?([a-z\u4e00-\u9fff&/ -]{2,30}?)\s+by\b", r"\1 提高"),
     (
         r"\b(?:drop(?:s|ped)?|fall(?:s|en)?|fell|(?:goes|go|went|comes?|came) down|decrease[sd]?|"
-        r"reduced?|(?:is |was )?cut|lowered|shrinks?|shrank)\s+by\b",
+        r"reduced?|(?:is |was )?cut|lowered|shrinks?|shrank)(?:\s+by\b|(?=\s+约?\s*[\d-]))",
         "降低",
     ),
     (
-        r"\b(?:rises?|risen|rose|(?:goes|go|went|comes?|came) up|increase[sd]?|raised|grows?|grew)\s+by\b",
+        r"\b(?:rises?|risen|rose|(?:goes|go|went|comes?|came) up|increase[sd]?|raised|grows?|grew)(?:\s+by\b|(?=\s+约?\s*[\d-]))",
         "提高",
     ),
     (rf"({_AMOUNT})\s*(?:lower|cheaper|less|smaller)\b", r"降低\1"),
@@ -174,6 +205,7 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
         r"reach(?:es|ed|ing)?|hit|get|gets|achieve[sd]?|target(?:ing)?)\b\s*(?:to\b)?",
         " ",
     ),
+    (r"\b(?:optimal|optimum|ideal|best|right)\b", "最佳"),
     (r"\b(?:highest|maximum|max|most|upper limit)\b", "最高"),
     (r"\b(?:lowest|minimum|min|least|lower limit)\b", "最低"),
     (r"\b(?:largest|biggest)\b", "最大"),
@@ -213,7 +245,7 @@ _ZH_RUN = "[零〇一二两三四五六七八九十百千]+(?:点[零〇一二�
 # "一个", "一点" stay words. 千 of 千瓦 is the unit's, not the number's (the run backs off it).
 _ZH_NUMBER = re.compile(
     rf"百分之(?P<pct>{_ZH_RUN})|(?<=[块毛])(?P<tail>[一二三四五六七八九])(?![十百千])|"
-    rf"(?P<run>{_ZH_RUN})(?!分[之点])(?=\s*(?:个\s*[亿万]|千瓦|兆瓦|kw|mw|万|亿|元|块|毛|分|度|年|%|成|个百分点|平方|平米|小时))"
+    rf"(?P<run>{_ZH_RUN})(?!分[之点])(?=\s*(?:个\s*[亿万]|个半|千瓦|兆瓦|kw|mw|万|亿|元|块|毛|分|度|年|%|成|个百分点|平方|平米|小时))"
 )
 
 
@@ -256,8 +288,20 @@ _EN_NUMBER = re.compile(
     r"\b(zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
     r"thirty|forty|fifty)(?:[ -](one|two|three|four|five|six|seven|eight|nine))?(?: (hundred|thousand))?"
     r"(?= (?:kilowatts?|megawatts?|kw|mw|kwp|mwp|years?|million|yuan|percent|cents?)\b)"
-    r"|(?<!half )\b(a|an)(?= (?:kilowatts?|megawatts?)\b)"  # "a year" stays words; "half a" is the model's
+    r"|(?<!half )\b(a|an)(?= (?:kilowatts?|megawatts?)\b)"  # "a year" stays words
 )
+# "two and a half megawatts" / "2 and a half MW" → 2.5, "half a megawatt" → 0.5, "one and a half million" → 1.5
+_EN_HALF = re.compile(
+    r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|a|an) and a half(?= (?:kilowatts?|megawatts?|kw|mw|"
+    r"kwp|mwp|years?|million|yuan|percent|cents?)\b)|\bhalf an? (?=kilowatt|megawatt|million)"
+)
+
+
+def _en_half(m: re.Match) -> str:
+    if m[1] is None:
+        return "0.5 "
+    whole = float(m[1]) if m[1].isdigit() else _EN_NUMBERS[m[1]]
+    return f"{whole + 0.5:g}"
 
 
 def _en_number(m: re.Match) -> str:
@@ -274,6 +318,10 @@ def _en_number(m: re.Match) -> str:
 _CHINESE: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
     (r"百分之(\d+(?:\.\d+)?)", r"\1%"),
     (r"(\d)\s*个\s*(亿|万)", r"\1\2"),  # "1个亿" = 1亿
+    # "两个半兆瓦" = 2.5兆瓦, "半兆瓦" = 0.5兆瓦
+    (r"(\d+)\s*个半\s*(?=兆瓦|千瓦|mw|kw|万|亿|小时|年)", lambda m: f"{int(m[1]) + 0.5:g}"),
+    (r"(?<![\d一二三四五六七八九十两个大多])半\s*(?=兆瓦|mw)", "0.5"),
+    (r"(\d+(?:\.\d+)?)\s*(?:gwh|吉瓦时)", _scaled(100, "万kwh")),
     (r"(\d+(?:\.\d+)?)\s*成(?![本功立为果交])", lambda m: f"{float(m[1]) * 10:g}%"),  # 七成 = 70%
     (r"(\d)\s*毛\s*(\d)?(?![\d.])(?:钱)?", lambda m: f"0.{m[1]}{m[2] or ''}元"),
     (r"(\d+)\s*块\s*(\d)(?![\d.])", r"\1.\2元"),
@@ -301,7 +349,7 @@ def normalize(text: str) -> str:
     text = re.sub(r"(?<=\d),(?=\d{3})", "", text)
     text = _ZH_NUMBER.sub(_zh_number, text)
     if re.search(r"[a-z]{2}", text):
-        text = _EN_NUMBER.sub(_en_number, text)
+        text = _EN_NUMBER.sub(_en_number, _EN_HALF.sub(_en_half, text))
         for pattern, repl in _ENGLISH_COMPILED:
             text = pattern.sub(repl, text)  # type: ignore[arg-type]
     for pattern, repl in _CHINESE_COMPILED:
@@ -362,11 +410,11 @@ _RULES: tuple[tuple[str, Callable[[re.Match], dict[str, Any]]], ...] = (
         _om,
     ),
     (
-        rf"(?:余电上网电价|上网电价|燃煤基准价|燃煤标杆电价|脱硫煤电价|标杆电价|基准电价){_S}{_N}\s*{_PRICE_UNIT}",
+        rf"(?:余电上网电价|上网电价|燃煤基准价|燃煤标杆电价|脱硫煤电价|标杆电价|基准电价){_S}{_N}\s*{_PRICE_UNIT}(?![\d.]*\s*%)",
         lambda m: {"feed_in_price": float(m[1]) * _PRICE_SCALE.get(m[2] or "", 1)},
     ),
     (
-        rf"(?:电价|电费|用电价格|购电价格){_S}{_N}\s*{_PRICE_UNIT}",
+        rf"(?:电价|电费|用电价格|购电价格){_S}{_N}\s*{_PRICE_UNIT}(?![\d.]*\s*%)",
         lambda m: {"electricity_price": float(m[1]) * _PRICE_SCALE.get(m[2] or "", 1)},
     ),
     (
@@ -379,18 +427,27 @@ _RULES: tuple[tuple[str, Callable[[re.Match], dict[str, Any]]], ...] = (
     ),
     (rf"{_N}\s*(元/wp|元/w|元/瓦|元每瓦|元/kwp|元/kw|元/千瓦|万元/mwp|万元/mw|万元/兆瓦)(?![h时])", _capex),
     (rf"每瓦{_S}{_N}\s*元", lambda m: {"capex_yuan_per_w": float(m[1])}),
+    # a cost per kW or per W in words: "每千瓦造价3300元", "造价每千瓦3300", "cost per kW 2,900 yuan"
+    (
+        rf"(?:每|/)\s*(千瓦|kwp?|瓦|wp?)(?![h时])\s*的?(?:造价|成本|投资|单价|价格){_S}{_N}\s*元?(?![/\d.])",
+        lambda m: {"capex_yuan_per_w": float(m[2]) / (1000 if m[1][0] in "千k" else 1)},
+    ),
+    (
+        rf"(?:造价|成本|投资|单价)\s*(?:每|/)\s*(千瓦|kwp?|瓦|wp?)(?![h时]){_S}{_N}\s*元?(?![/\d.])",
+        lambda m: {"capex_yuan_per_w": float(m[2]) / (1000 if m[1][0] in "千k" else 1)},
+    ),
     (
         rf"(?:单瓦造价|单瓦成本|单瓦投资|每瓦造价|每瓦成本){_S}{_N}\s*元(?![/每\d])",
         lambda m: {"capex_yuan_per_w": float(m[1])},
     ),
     (
-        rf"(?:单瓦造价|单位造价|单瓦成本|单位投资|建设成本|epc|造价){_S}{_N}(?!\s*(?:[\d.]|元|万|亿))",
+        rf"(?:单瓦造价|单位造价|单瓦成本|单位投资|建设成本|epc|造价){_S}{_N}(?!\s*(?:[\d.%]|元|万|亿))",
         lambda m: {"capex_unitless": float(m[1])},
     ),
     # "造价3元": yuan without "/W" after a cost's name is per watt when it is a per-watt figure
     (rf"(?:单位造价|单位投资|建设成本|epc|造价){_S}{_N}\s*元(?![/每\d])", _bare_yuan),
     (
-        rf"(?:年用电量|年用电|年耗电量|年均用电量){_S}{_N}\s*(万度|万kwh|万千瓦时|亿度|度|kwh|千瓦时|mwh|兆瓦时|万)?",
+        rf"(?:年用电量|年用电|年耗电量|年均用电量){_S}{_N}\s*(万度|万kwh|万千瓦时|亿度|亿kwh|亿千瓦时|度|kwh|千瓦时|mwh|兆瓦时|万)?",
         _load,
     ),
     (
@@ -416,6 +473,15 @@ _RULES: tuple[tuple[str, Callable[[re.Match], dict[str, Any]]], ...] = (
     ),
     (
         rf"{_N}\s*%\s*的?(?:自发自用比例|自发自用率|自发自用|自用比例|自用率|自用|消纳比例)",
+        lambda m: {"self_consumption": _ratio(m[1], "%")},
+    ),
+    # the verb forms: "自己能用掉70%", "消纳80%", "70%的电自己用"
+    (
+        rf"(?:用掉|用了|消纳掉?|消耗掉|吃掉|自己用)\s*(?:了|掉)?\s*(?:约|大概|大约)?\s*{_N}\s*%",
+        lambda m: {"self_consumption": _ratio(m[1], "%")},
+    ),
+    (
+        rf"{_N}\s*%\s*(?:的(?:电量?|发电量?|光伏电))?\s*(?:都|能|可以|会)?\s*(?:自己|自家|厂里|厂区|我们|家里)\s*(?:能|可以|会)?\s*(?:用掉|用|消纳)",
         lambda m: {"self_consumption": _ratio(m[1], "%")},
     ),
     (r"全额上网", lambda m: {"self_consumption": 0.0}),
@@ -506,7 +572,8 @@ _UNNAMED = re.compile(
     r"(?<![\u4e00-\u9fff])(?:再|还|又)?\s*(?:(?P<down>降低|减少|少|降|便宜)|(?P<up>提高|增加|多|加))\s*(?:了|个)?"
     rf"\s*{_N}\s*(元/kwh|元/度|分/度|元/w|元/kw|mw|兆瓦|kw|千瓦)(?![h时])"
 )
-_FOLD = re.compile(rf"({_NAMES})\s*(?:再|还|又)*\s*(翻倍|翻一番|加倍|减半)")
+_HALF = "减半|减一半|砍半|砍一半|少一半|缩小一半|降一半|打对折|对半"
+_FOLD = re.compile(rf"({_NAMES})\s*(?:再|还|又|能|可以)*\s*(翻倍|翻一番|加倍|增加一倍|扩大一倍|{_HALF})")
 
 
 def _change(m: re.Match) -> tuple[str, tuple[str, float]]:
@@ -530,7 +597,7 @@ def _changes(rest: str) -> tuple[dict[str, tuple[str, float]], str]:
         name, change = _change(m)
         found.setdefault(name, change)
     for m in _FOLD.finditer(rest):
-        found.setdefault(_CHANGE_NAMES[m[1]], ("scale", 0.5 if m[2] == "减半" else 2.0))
+        found.setdefault(_CHANGE_NAMES[m[1]], ("scale", 0.5 if re.fullmatch(_HALF, m[2]) else 2.0))
     rest = _RELATIVE.sub(lambda m: " " * len(m[0]), rest)
     for m in _UNNAMED.finditer(rest):
         scale = {"分/度": 0.01, "元/kw": 0.001, "mw": 1000.0, "兆瓦": 1000.0}.get(m[4], 1.0)

@@ -23,10 +23,11 @@ _IRR = (
     re.compile(rf"(?:irr|内部收益率|(?<!基准)收益率)[^\d,，。;；%]{{0,8}}?{_N}\s*%"),
     re.compile(rf"{_N}\s*%\s*的?(?:irr|内部收益率|收益率)(?!\s*\d)"),
 )
-# not "the NPV of 600 kW": a figure followed by a capacity or energy unit is the project's size
+# not "the NPV of 600 kW" / "NPV for an 11 kWp array": a figure followed by a capacity or energy unit is the
+# project's size
 _NPV = (
     re.compile(
-        rf"(?:npv|净现值)[^\d,，。;；%]{{0,8}}?{_N}\s*(亿|万)?\s*元?(?!\s*(?:[\d%]|[kmg]?wh?\b|千瓦|兆瓦|瓦|度))"
+        rf"(?:npv|净现值)[^\d,，。;；%]{{0,8}}?{_N}\s*(亿|万)?\s*元?(?!\s*(?:[\d%]|[kmg]?w[hp]?\b|千瓦|兆瓦|瓦|度))"
     ),
 )
 _PAYBACK = (
@@ -62,12 +63,14 @@ VARIABLES: dict[str, str] = {
     "装多少": "capacity_kw",
 }
 _WORDS = "|".join(sorted(VARIABLES, key=len, reverse=True))
-_ASKED = r"多少|几|最高|最低|最大|最小|上限|下限|需要|应|要降|要到|能到|降到|提高到|至少|起码"
+_ASKED = r"多少|多大|几|最高|最低|最大|最小|上限|下限|需要|应|要降|要到|能到|降到|提高到|至少|起码"
 _VARIABLE = (
     re.compile(rf"({_WORDS})[^,，。;；\d]{{0,8}}?(?:{_ASKED})"),
     re.compile(rf"(?:多少|多大|最高|最低|最大|最小|怎样的|什么样的?)[^,，。;；\d]{{0,12}}?({_WORDS})"),
     re.compile(rf"(?:反推|倒推|求|寻优|优化|算出|计算)[^,，。;；]{{0,8}}?({_WORDS})"),
     re.compile(r"(装多大|装多少)"),  # the words ask already
+    # "the optimal capacity", "最佳装机容量", "最合适的装机规模": the value sought
+    re.compile(rf"(?:最佳|最优|最合适|最理想|合适|理想)的?\s*({_WORDS})"),
 )
 # Search range per variable; capacity depends on the project type (see reverse_opt).
 BOUNDS: dict[str, tuple[float, float]] = {

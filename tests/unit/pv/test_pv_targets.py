@@ -10,6 +10,9 @@ from tools.pv.reverse import parse_target
     ("text", "expected"),
     [
         ("How large a plant should we build for a 9% IRR?", {"target_irr": 0.09, "solve_for": "capacity_kw"}),
+        ("the optimal capacity for a 9% IRR", {"target_irr": 0.09, "solve_for": "capacity_kw"}),
+        ("最佳装机规模是多少，回收期6年以内", {"target_payback": 6.0, "solve_for": "capacity_kw"}),
+        ("装机做多大合适，IRR要8%", {"target_irr": 0.08, "solve_for": "capacity_kw"}),
         ("装多少千瓦能7年回本", {"target_payback": 7.0, "solve_for": "capacity_kw"}),
         ("多大的装机规模能让IRR到10%", {"target_irr": 0.1, "solve_for": "capacity_kw"}),
         ("Lowest tariff that keeps the NPV positive?", {"target_npv": 0.0, "solve_for": "electricity_price"}),
@@ -30,3 +33,8 @@ def test_targets_and_variables_in_everyday_words(text, expected):
 def test_a_stated_capacity_is_not_a_question_about_it():
     assert "solve_for" not in parse_target("苏州工商业，装机1MW，测算")
     assert not asks_to_solve("屋顶能装多少千瓦怎么估")  # a question, but no target and no bound
+
+
+def test_a_size_in_kwp_after_npv_is_the_project_not_a_target():
+    assert parse_target("IRR and NPV of a 15 kWp home system") == {}
+    assert parse_target("NPV for a 2 MWp plant, 7% discount rate") == {}
