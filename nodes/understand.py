@@ -22,10 +22,12 @@ the rest:
   producer step ("在这个方案基础上做敏感性分析");
 - no agent named, values stated → the producer runs again with them (a follow-up changing one
   value: the agent carries the rest from the conversation's latest result and says so); with a
-  result in the conversation a supposition ("如果是户用呢", "how about in Taiyuan?") states values
-  too, and a conditional word shared with some agent's example names no work;
+  result in the conversation a supposition ("如果是户用呢", "how about in Taiyuan?") or a wh-question
+  stating values ("How would it look with a 7% discount rate?") states values too, and a
+  conditional word shared with some agent's example names no work;
 - no agent named, no values, a question about a figure of the latest result → answered from the
-  results index (`AgentSpec.recall`), nothing recomputed;
+  results index (`AgentSpec.recall`), nothing recomputed; the words naming the figure and the
+  thing pointed at ("刚那个方案总共要投多少钱") name no work;
 - nothing named, but most words are the agents' and the corpus's own ("the warranty of an
   inverter") → the corpus agent, which answers or says it does not know;
 - an agent named only by a verb ("算", "calculate") of something no agent's texts speak of
@@ -98,6 +100,10 @@ _SUPPOSE = re.compile(
     re.IGNORECASE,
 )
 _YES_NO = re.compile(r"[吗么][\s?？]*$")
+# an English question answered yes or no ("Is 8% a reasonable discount rate?"), not "how / what would …"
+_EN_YES_NO = re.compile(
+    r"^\s*(?:is|are|was|were|do|does|did|can|could|will|would|should|shall|has|have|had|may|might)\b", re.I
+)
 
 
 @dataclass
@@ -158,6 +164,17 @@ def _supposes(clause: str) -> bool:
     return bool(_SUPPOSE.search(clause)) and not _A_NOT_A.search(clause) and not _YES_NO.search(clause)
 
 
+def _asks_with_values(clause: str, specs: Mapping[str, AgentSpec]) -> bool:
+    """Whether a wh-question states input values ("How would it look with a 25-year lifetime?", "8%折现率下怎么样")."""
+    return (
+        _is_question(clause)
+        and not _YES_NO.search(clause)
+        and not _A_NOT_A.search(clause)
+        and not _EN_YES_NO.search(clause)
+        and _states_values(clause, specs)
+    )
+
+
 def _is_question(clause: str) -> bool:
     """Whether a clause asks a yes/no or wh- question ("还能全额上网吗", "Can … still …"): a topic, not values."""
     return bool(_QUESTION.search(clause) or _A_NOT_A.search(clause))
@@ -214,10 +231,11 @@ def understand(
         asked, excluded, alternative = plain
     stated = _inputs_stated(query, specs)
 
-    # a question about a figure ("the IRR from that calculation") is read with every word
-    if template is None and set(plain[0]) <= set(producers) and not stated:
+    # a question about a figure ("the IRR from that calculation", "刚那个方案总共要投多少钱") is read
+    # with every word, or without the words that name the figure and the thing pointed at
+    if template is None and not stated and held:
         reply = _recall(query, specs, results, lang)
-        if reply:
+        if reply and (set(plain[0]) <= set(producers) or _only_a_figure(query, specs, index, results, lang)):
             return Understanding(lang, reply=reply, note="answered from the conversation's results")
     if template is not None:
         return _from_template(template, asked, specs, stated, existing, lang)
@@ -258,6 +276,28 @@ def understand(
     return Understanding(lang, steps=steps, note="clauses → agents", alternative=alternative)
 
 
+def _only_a_figure(
+    query: str, specs: Mapping[str, AgentSpec], index: RouteIndex, results: Results, lang: str
+) -> bool:
+    """Whether a question the results answer asks for nothing else once its figure's words are gone.
+
+    The words naming the figure ("cost", "回收期") are those without which the results no longer
+    answer it; the word after a pointer ("那个方案") names the thing, not work. "How sensitive is
+    the NPV to the tariff?" keeps "sensitive" and stays the sensitivity analysis's.
+    """
+    rest = query
+    for word in dict.fromkeys(index.words(query)):
+        if not _recall(_blank(query, word), specs, results, lang):
+            rest = _blank(rest, word)
+    return set(_named(rest, specs, index, referents=False, held=True)[0]) <= set(_producers(specs))
+
+
+def _blank(text: str, word: str) -> str:
+    """`text` with `word` blanked (a whole word in Latin script)."""
+    pattern = rf"(?i)\b{re.escape(word)}\b" if word.isascii() else re.escape(word)
+    return re.sub(pattern, lambda m: " " * len(m.group()), text)
+
+
 def _named(
     query: str, specs: Mapping[str, AgentSpec], index: RouteIndex, referents: bool, held: bool = False
 ) -> tuple[list[str], set[str], str]:
@@ -276,7 +316,10 @@ def _named(
         words = clause if referents else index.without_referents(clause)
         named = [n for n, s in specs.items() if s.claims is not None and s.claims(clause)]
         if not named:  # a clause of values names an agent by its words only when it says much more
-            supposed = held and _supposes(clause) and bool(_inputs_stated(clause, specs))
+            supposed = held and (
+                (_supposes(clause) and bool(_inputs_stated(clause, specs)))
+                or _asks_with_values(clause, specs)
+            )
             values = supposed or (_states_values(clause, specs) and not _is_question(clause))
             found = _best_agent(words, specs, index, VALUES_CLAUSE_FLOOR if values else CLAUSE_FLOOR)
             if found and specs[found].vocabulary is not None:
@@ -337,7 +380,7 @@ def _foreign(query: str, asked: Sequence[str], specs: Mapping[str, AgentSpec], i
     known, total = index.known_terms(query)
     unknown = total - known
     # Chinese segmentation leaves pieces no text uses ("上装", "不划算"): there, only no known word counts
-    return (total > 0 and known == 0) or (language(query) == "en" and unknown >= 2 and unknown > known)
+    return (total > 0 and known == 0) or (language(query) == "en" and unknown >= 2 and unknown >= known)
 
 
 def _in_domain(query: str, specs: Mapping[str, AgentSpec], index: RouteIndex) -> str:

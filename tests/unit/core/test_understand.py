@@ -255,3 +255,28 @@ def test_a_question_naming_the_domain_goes_to_the_knowledge_base():
 def test_pieces_of_chinese_segmentation_do_not_make_a_pv_request_foreign():
     # jieba leaves pieces no routing text uses ("不划算"); a request naming the domain is the domain's
     assert _plan("帮我测一下楼顶装光伏划不划算") == [("pv_calc", [])]
+
+
+def test_a_figure_asked_about_a_pointed_at_case_is_recalled_not_recomputed(with_case):
+    # the words naming the figure and the thing pointed at ("那个方案") name no work
+    found = understand("上面那个方案回本要几年", SPECS, INDEX, with_case)
+    assert found.steps == [] and "5.2" in found.reply
+    english = understand("How much did that project cost in total?", SPECS, INDEX, with_case)
+    assert english.steps == [] and "1,590,000" in english.reply
+    # a word of work beside the figure keeps the work
+    assert _plan("How sensitive is the NPV to the tariff?", with_case) == [("sensitivity", [])]
+    assert _plan("电价变化对IRR影响多大", with_case) == [("sensitivity", [])]
+
+
+def test_a_wh_question_stating_values_about_the_case_recomputes_it(with_case):
+    assert _plan("What would it look like with an 8% discount rate?", with_case) == [("pv_calc", [])]
+    assert _plan("那按6%的折现率算出来怎么样", with_case) == [("pv_calc", [])]
+    # a yes/no question about a value is not a change to the case
+    assert "pv_calc" not in [name for name, _ in _plan("Is 8% a reasonable discount rate?", with_case)]
+
+
+def test_amounts_of_money_name_no_work():
+    # "1.5 million yuan" is an amount; what is calculated (repayments of a loan) is no agent's
+    assert _plan("Work out the monthly repayments on a 1.5 million yuan home loan") == []
+    assert _plan("Name the planets of the solar system") == []
+    assert _plan("Help me evaluate a solar project.") == [("pv_calc", [])]
