@@ -15,6 +15,7 @@ from typing import Any
 
 from tools.pv.economics import simulate
 from tools.pv.inputs import normalize
+from tools.pv.resolve import PLAUSIBLE
 
 __all__ = ["BOUNDS", "VARIABLES", "parse_target", "solve", "strip_target"]
 
@@ -72,12 +73,14 @@ _VARIABLE = (
     # "the optimal capacity", "最佳装机容量", "最合适的装机规模": the value sought
     re.compile(rf"(?:最佳|最优|最合适|最理想|合适|理想)的?\s*({_WORDS})"),
 )
-# Search range per variable; capacity depends on the project type (see reverse_opt).
+# A variable's name with no value after it ("上网电价" in "上网电价多少合适", not "造价3元/W").
+_UNVALUED = re.compile(rf"({_WORDS})(?![^,，。;；]{{0,6}}?\d)")
+# Search range per variable: the range a calculation accepts as plausible (`tools.pv.resolve.PLAUSIBLE`),
+# so an answer is always a value the user could enter (a feed-in price of 1.47 yuan/kWh for a 50% IRR is
+# out of reach, not an answer); capacity depends on the project type (see reverse_opt).
 BOUNDS: dict[str, tuple[float, float]] = {
-    "capex_yuan_per_w": (1.0, 15.0),
-    "electricity_price": (0.0, 5.0),
-    "feed_in_price": (0.0, 2.0),
-    "self_consumption": (0.0, 1.0),
+    name: PLAUSIBLE[name]
+    for name in ("capex_yuan_per_w", "electricity_price", "feed_in_price", "self_consumption")
 }
 # The answer is the highest value that still meets the target for these, else the lowest.
 _HIGHEST = frozenset({"capex_yuan_per_w", "capacity_kw"})
@@ -107,6 +110,11 @@ def parse_target(text: str) -> dict[str, Any]:
     hits = [(m.start(1), m[1]) for p in _VARIABLE for m in p.finditer(rest)]
     if hits:
         found["solve_for"] = VARIABLES[min(hits)[1]]
+    elif any(k.startswith("target") for k in found):
+        # a target and one variable named without a value ("feed-in price for a 7% IRR?"): that one
+        named = {VARIABLES[m[1]] for m in _UNVALUED.finditer(rest)}
+        if len(named) == 1:
+            found["solve_for"] = named.pop()
     return found
 
 

@@ -13,6 +13,10 @@ from tools.pv.reverse import parse_target
         ("the optimal capacity for a 9% IRR", {"target_irr": 0.09, "solve_for": "capacity_kw"}),
         ("最佳装机规模是多少，回收期6年以内", {"target_payback": 6.0, "solve_for": "capacity_kw"}),
         ("装机做多大合适，IRR要8%", {"target_irr": 0.08, "solve_for": "capacity_kw"}),
+        (
+            "And the self-consumption share for a 12% IRR?",
+            {"target_irr": 0.12, "solve_for": "self_consumption"},
+        ),
         ("装多少千瓦能7年回本", {"target_payback": 7.0, "solve_for": "capacity_kw"}),
         ("多大的装机规模能让IRR到10%", {"target_irr": 0.1, "solve_for": "capacity_kw"}),
         ("Lowest tariff that keeps the NPV positive?", {"target_npv": 0.0, "solve_for": "electricity_price"}),
@@ -38,3 +42,7 @@ def test_a_stated_capacity_is_not_a_question_about_it():
 def test_a_size_in_kwp_after_npv_is_the_project_not_a_target():
     assert parse_target("IRR and NPV of a 15 kWp home system") == {}
     assert parse_target("NPV for a 2 MWp plant, 7% discount rate") == {}
+
+
+def test_a_variable_with_its_value_is_not_the_one_to_solve_for():
+    assert parse_target("造价3元/W，要IRR 10%") == {"target_irr": 0.1}
