@@ -78,7 +78,9 @@ _SPLIT = re.compile(
     re.IGNORECASE,
 )
 _NEGATION = re.compile(
-    r"不用|不要|无需|不需要|不必|别(?!的)|免了|\b(?:no need|no|don't|do not|without|skip|not needed)\b", re.I
+    r"不用|不要|无需|不需要|不必|别(?!的)|免了|跳过|省略|省掉|略过|(?:就|也)?算了(?=[\s。.!！]*$)"
+    r"|\b(?:no need|no|don't|do not|without|skip|not needed)\b",
+    re.I,
 )
 _JOIN = re.compile(r"[和与及+&]|\band\b", re.IGNORECASE)
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -285,6 +287,8 @@ def _only_a_figure(
     answer it; the word after a pointer ("那个方案") names the thing, not work. "How sensitive is
     the NPV to the tariff?" keeps "sensitive" and stays the sensitivity analysis's.
     """
+    if any(spec.claims is not None and spec.claims(c) for c in clauses(query) for spec in specs.values()):
+        return False  # its structure asks for work ("电价最低多少能7年回本": a target)
     rest = query
     for word in dict.fromkeys(index.words(query)):
         if not _recall(_blank(query, word), specs, results, lang):

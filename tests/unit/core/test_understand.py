@@ -280,3 +280,15 @@ def test_amounts_of_money_name_no_work():
     assert _plan("Work out the monthly repayments on a 1.5 million yuan home loan") == []
     assert _plan("Name the planets of the solar system") == []
     assert _plan("Help me evaluate a solar project.") == [("pv_calc", [])]
+
+
+def test_a_target_asked_after_a_case_is_solved_not_recalled(with_case):
+    # "回本" names a figure of the case, but a target's structure asks for reverse optimisation
+    assert _plan("再反推一下电价最低多少能7年回本", with_case) == [("reverse_opt", [])]
+    assert _plan("And the cheapest tariff for a 6-year payback?", with_case) == [("reverse_opt", [])]
+
+
+def test_never_mind_refuses_the_work_it_follows():
+    assert _plan("厦门工商业1MW，算收益，敏感性分析就算了") == [("pv_calc", [])]
+    assert _plan("杭州工商业1MW，跳过敏感性，直接出报告") == [("pv_calc", []), ("report", [0])]
+    assert _plan("帮我算了一下，IRR是多少：苏州工商业1MW") == [("pv_calc", [])]
