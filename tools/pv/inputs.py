@@ -93,6 +93,15 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
     (r"\b(?:yuan|rmb|cny|renminbi)\b|¥", "元"),
     (r"元\s*((?:-)?\d+(?:\.\d+)?)", r"\1元"),  # "RMB 3.1/W" → "3.1元/W"
     (r"\bcents?\b|\bfen\b", "分"),
+    # doubling or halving the size ("double the size", "halve the capacity", "twice as big")
+    (
+        r"\bdouble (?:the |its |our )?(?:system |plant |array )?(?:size|capacity)\b|\btwice as (?:big|large)\b",
+        "装机容量翻倍",
+    ),
+    (
+        r"\bhalve (?:the |its |our )?(?:system |plant |array )?(?:size|capacity)\b|\bhalf (?:the|as) (?:size|big|large)\b",
+        "装机容量减半",
+    ),
     (r"\bkilowatt[- ]?hours?\b|\bkw[- ]?h\b|\bunits? of electricity\b", "kwh"),
     (r"\bmegawatt[- ]?hours?\b", "mwh"),
     (r"(\d+(?:\.\d+)?)\s*(?:gigawatt[- ]?hours?|gwh)\b", _scaled(100, "万kwh")),  # 1 GWh = 100万 kWh
@@ -245,7 +254,7 @@ _ZH_RUN = "[零〇一二两三四五六七八九十百千]+(?:点[零〇一二�
 # "一个", "一点" stay words. 千 of 千瓦 is the unit's, not the number's (the run backs off it).
 _ZH_NUMBER = re.compile(
     rf"百分之(?P<pct>{_ZH_RUN})|(?<=[块毛])(?P<tail>[一二三四五六七八九])(?![十百千])|"
-    rf"(?P<run>{_ZH_RUN})(?!分[之点])(?=\s*(?:个\s*[亿万]|个半|千瓦|兆瓦|kw|mw|万|亿|元|块|毛|分|度|年|%|成|个百分点|平方|平米|小时))"
+    rf"(?P<run>{_ZH_RUN})(?!分[之点])(?=\s*(?:个\s*[亿万]|个半|折|千瓦|兆瓦|kw|mw|万|亿|元|块|毛|分|度|年|%|成|个百分点|平方|平米|小时))"
 )
 
 
@@ -573,6 +582,8 @@ _UNNAMED = re.compile(
     rf"\s*{_N}\s*(元/kwh|元/度|分/度|元/w|元/kw|mw|兆瓦|kw|千瓦)(?![h时])"
 )
 _HALF = "减半|减一半|砍半|砍一半|少一半|缩小一半|降一半|打对折|对半"
+# "电价打九折" / "造价打个八五折": a discount, as a factor
+_DISCOUNT = re.compile(rf"({_NAMES})\s*(?:再|还|又|能|可以|如果|要是)*\s*打\s*个?\s*(\d+(?:\.\d+)?)\s*折")
 _FOLD = re.compile(rf"({_NAMES})\s*(?:再|还|又|能|可以)*\s*(翻倍|翻一番|加倍|增加一倍|扩大一倍|{_HALF})")
 
 
@@ -596,13 +607,16 @@ def _changes(rest: str) -> tuple[dict[str, tuple[str, float]], str]:
     for m in _RELATIVE.finditer(rest):
         name, change = _change(m)
         found.setdefault(name, change)
+    for m in _DISCOUNT.finditer(rest):
+        factor = float(m[2])
+        found.setdefault(_CHANGE_NAMES[m[1]], ("scale", factor / 10 if factor < 10 else factor / 100))
     for m in _FOLD.finditer(rest):
         found.setdefault(_CHANGE_NAMES[m[1]], ("scale", 0.5 if re.fullmatch(_HALF, m[2]) else 2.0))
     rest = _RELATIVE.sub(lambda m: " " * len(m[0]), rest)
     for m in _UNNAMED.finditer(rest):
         scale = {"分/度": 0.01, "元/kw": 0.001, "mw": 1000.0, "兆瓦": 1000.0}.get(m[4], 1.0)
         found.setdefault(_UNIT_FIELDS[m[4]], ("add", (-1.0 if m["down"] else 1.0) * float(m[3]) * scale))
-    for pattern in (_UNNAMED, _FOLD):
+    for pattern in (_UNNAMED, _FOLD, _DISCOUNT):
         rest = pattern.sub(lambda m: " " * len(m[0]), rest)
     return found, rest
 

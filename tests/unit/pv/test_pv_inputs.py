@@ -363,6 +363,10 @@ def test_verbs_hedges_and_units_in_everyday_words(text, expected):
         ("capex dropped 0.3", {"capex_yuan_per_w": ("add", -0.3)}),
         ("装机砍一半", {"capacity_kw": ("scale", 0.5)}),
         ("容量增加一倍", {"capacity_kw": ("scale", 2.0)}),
+        ("halve the capacity", {"capacity_kw": ("scale", 0.5)}),
+        ("what if it were twice as big", {"capacity_kw": ("scale", 2.0)}),
+        ("电价打个九折呢", {"electricity_price": ("scale", 0.9)}),
+        ("造价打八五折", {"capex_yuan_per_w": ("scale", 0.85)}),
     ],
 )
 def test_changes_without_by_and_halves(text, changes):
