@@ -435,7 +435,7 @@ _RULES: tuple[tuple[str, Callable[[re.Match], dict[str, Any]]], ...] = (
         lambda m: {"capex_total_yuan": float(m[1]) * {"亿": 1e8, "万": 1e4}.get(m[2][0], 1)},
     ),
     (rf"{_N}\s*(元/wp|元/w|元/瓦|元每瓦|元/kwp|元/kw|元/千瓦|万元/mwp|万元/mw|万元/兆瓦)(?![h时])", _capex),
-    (rf"每瓦{_S}{_N}\s*元", lambda m: {"capex_yuan_per_w": float(m[1])}),
+    (rf"(?:每|单)瓦{_S}{_N}\s*元", lambda m: {"capex_yuan_per_w": float(m[1])}),
     # a cost per kW or per W in words: "每千瓦造价3300元", "造价每千瓦3300", "cost per kW 2,900 yuan"
     (
         rf"(?:每|/)\s*(千瓦|kwp?|瓦|wp?)(?![h时])\s*的?(?:造价|成本|投资|单价|价格){_S}{_N}\s*元?(?![/\d.])",

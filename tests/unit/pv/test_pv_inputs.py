@@ -341,6 +341,7 @@ def test_any_short_wording_between_a_name_and_its_value(text, expected):
         ("每千瓦造价3300元", {"capex_yuan_per_w": 3.3}),
         ("造价每千瓦3500", {"capex_yuan_per_w": 3.5}),
         ("capex per kW 3,100 yuan", {"capex_yuan_per_w": 3.1}),
+        ("单瓦三块一", {"capex_yuan_per_w": 3.1}),
         ("3000元/kW，电价0.8元", {"capex_yuan_per_w": 3.0, "electricity_price": 0.8}),
         # halves
         ("one and a half megawatts", {"capacity_kw": 1500.0}),
