@@ -102,6 +102,18 @@ _SUPPOSE = re.compile(
     re.IGNORECASE,
 )
 _YES_NO = re.compile(r"[吗么][\s?？]*$")
+# A question about an earlier result than the newest: the first one, or the one before the last change.
+_FIRST = re.compile(
+    r"第一次|第一个|第一版|最开始|一开始|最早|最初|原来的|原先的|原方案"
+    r"|\b(?:first|original|initial)\s+(?:calculation|case|run|one|result|scenario|version|numbers|figures)\b"
+    r"|\b(?:at first|originally|in the beginning)\b",
+    re.I,
+)
+_BEFORE_LATEST = re.compile(
+    r"改之前|调整之前|调整前|修改前|改动前|没改之前|上上次|\bbefore (?:the|that|this|my|our|we|i)\b(?: \w+)? change"
+    r"|\bthe one before\b|\bprevious one\b",
+    re.I,
+)
 # an English question answered yes or no ("Is 8% a reasonable discount rate?"), not "how / what would …"
 _EN_YES_NO = re.compile(
     r"^\s*(?:is|are|was|were|do|does|did|can|could|will|would|should|shall|has|have|had|may|might)\b", re.I
@@ -289,7 +301,10 @@ def _only_a_figure(
     """
     if any(spec.claims is not None and spec.claims(c) for c in clauses(query) for spec in specs.values()):
         return False  # its structure asks for work ("电价最低多少能7年回本": a target)
-    rest = query
+    # the words pointing at an earlier result ("before the change", "第一次") name a thing too
+    rest = _FIRST.sub(
+        lambda m: " " * len(m.group()), _BEFORE_LATEST.sub(lambda m: " " * len(m.group()), query)
+    )
     for word in dict.fromkeys(index.words(query)):
         if not _recall(_blank(query, word), specs, results, lang):
             rest = _blank(rest, word)
@@ -631,10 +646,28 @@ def _recall(query: str, specs: Mapping[str, AgentSpec], results: Results, lang: 
         if spec.recall is None:
             continue
         for kind in spec.produces:
-            latest = results.latest(kind)
-            if latest is not None and (answer := spec.recall(query, latest.headline, lang)):
+            found = _which(query, kind, results)
+            if found is not None and (answer := spec.recall(query, found, lang)):
                 return answer
     return ""
+
+
+def _which(query: str, kind: str, results: Results) -> dict | None:
+    """The headline of the result of `kind` a question is about: the newest, unless it points earlier.
+
+    "第一次算的IRR" / "the original NPV" → the conversation's first; "改之前的回收期" / "before the
+    change" → the one before the newest. The headline then says which (`which`: first / before).
+    """
+    latest = results.latest(kind)
+    if latest is None:
+        return None
+    wanted = "before" if _BEFORE_LATEST.search(query) else "first" if _FIRST.search(query) else ""
+    if not wanted:
+        return latest.headline
+    older = [r for r in results.recent(limit=200) if r.kind == kind]  # newest first
+    if len(older) < 2:
+        return latest.headline
+    return {**(older[1] if wanted == "before" else older[-1]).headline, "which": wanted}
 
 
 def out_of_scope(specs: Mapping[str, AgentSpec], lang: str) -> str:

@@ -292,3 +292,21 @@ def test_never_mind_refuses_the_work_it_follows():
     assert _plan("厦门工商业1MW，算收益，敏感性分析就算了") == [("pv_calc", [])]
     assert _plan("杭州工商业1MW，跳过敏感性，直接出报告") == [("pv_calc", []), ("report", [0])]
     assert _plan("帮我算了一下，IRR是多少：苏州工商业1MW") == [("pv_calc", [])]
+
+
+def test_a_question_about_an_earlier_result_gets_that_one():
+    results = InMemoryResults()
+    results.put("pv_case", "p0", 0, {}, CASE)
+    bigger = {
+        **CASE,
+        "inputs": {**CASE["inputs"], "capacity_kw": 800.0},
+        "results": {**CASE["results"], "irr": 0.1702},
+    }
+    results.put("pv_case", "p1", 0, {}, bigger)
+    assert "17.02%" in understand("现在的IRR是多少", SPECS, INDEX, results).reply
+    first = understand("第一次算的IRR是多少", SPECS, INDEX, results).reply
+    assert "18.91%" in first and first.startswith("第一次测算")
+    before = understand("What was the IRR before the change?", SPECS, INDEX, results).reply
+    assert "18.91%" in before and before.startswith("From the previous calculation")
+    # "first-year" and "initial investment" are figures, not the first result
+    assert "17.02%" in understand("IRR and first-year revenue?", SPECS, INDEX, results).reply
