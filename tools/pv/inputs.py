@@ -306,6 +306,28 @@ _EN_HALF = re.compile(
 )
 
 
+_DIGIT_WORDS = "zero|one|two|three|four|five|six|seven|eight|nine"
+# "one point two megawatts" → 1.2, "zero point six five yuan" → 0.65
+_EN_POINT = re.compile(
+    rf"\b(\d+|{_DIGIT_WORDS}|ten|eleven|twelve) point ((?:{_DIGIT_WORDS}|\d)(?:[ -](?:{_DIGIT_WORDS}))*)\b"
+)
+
+
+def _en_point(m: re.Match) -> str:
+    whole = m[1] if m[1].isdigit() else str(_EN_NUMBERS[m[1]])
+    digits = "".join(w if w.isdigit() else str(_EN_NUMBERS[w]) for w in re.split(r"[ -]", m[2]))
+    return f"{whole}.{digits}"
+
+
+# "一兆二" / "两兆五" (spoken 1.2 / 2.5 megawatts): 兆 stands for 兆瓦 with the tenths after it
+_ZH_MEGA = re.compile(r"([一二两三四五六七八九\d])兆([一二三四五六七八九\d])(?![瓦\d千百万亿])")
+
+
+def _zh_mega(m: re.Match) -> str:
+    whole, tenth = (c if c.isdigit() else str(_ZH_DIGITS[c]) for c in (m[1], m[2]))
+    return f"{whole}.{tenth}兆瓦"
+
+
 def _en_half(m: re.Match) -> str:
     if m[1] is None:
         return "0.5 "
@@ -356,8 +378,11 @@ def normalize(text: str) -> str:
     """
     text = unicodedata.normalize("NFKC", text).lower().replace("−", "-")
     text = re.sub(r"(?<=\d),(?=\d{3})", "", text)
+    text = re.sub(r"负\s*(?=\d)", "-", text)  # "电价负0.3元": a negative number, named back
+    text = _ZH_MEGA.sub(_zh_mega, text)
     text = _ZH_NUMBER.sub(_zh_number, text)
     if re.search(r"[a-z]{2}", text):
+        text = _EN_POINT.sub(_en_point, text)
         text = _EN_NUMBER.sub(_en_number, _EN_HALF.sub(_en_half, text))
         for pattern, repl in _ENGLISH_COMPILED:
             text = pattern.sub(repl, text)  # type: ignore[arg-type]
