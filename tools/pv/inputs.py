@@ -118,7 +118,7 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
     ),
     (r"\b(?:at least|no less than|not less than|minimum of|above|>=|≥)\s*", "不低于"),
     (r"\bpayback(?: period| time)?\b|\bpay[- ]?back period\b", "回收期"),
-    (r"\bpays? (?:itself |for itself )?back\b|\bbreak[- ]?even\b", "回本"),
+    (r"\bpays? (?:itself |for itself )?back\b|\bbreak(?:s|ing)?[- ]?even\b|\bpays? off\b", "回本"),
     (r"\binternal rate of return\b", "irr"),
     (r"\bnet present value\b", "npv"),
     (
@@ -179,6 +179,7 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
         "运营期",
     ),
     (r"(?:^|(?<=[,;:，；]))\s*(\d+)年(?=\s*(?:[.,;，。；]|$))", r" 运营期\1年"),  # ", 25 years."
+    (r"(\d+)年\s*(?:period|term)\b", r"运营期\1年"),  # "a 30-year period", "a 20-year term"
     (
         r"\b(?:commercial|industrial|c ?& ?i|c and i|factory|factories|warehouse|plant|business|company|"
         r"enterprise|office|mall|hotel|logistics|workshop|manufactur\w*|school|hospital|farm|shop|store|"

@@ -73,6 +73,9 @@ _VARIABLE = (
     # "the optimal capacity", "最佳装机容量", "最合适的装机规模": the value sought
     re.compile(rf"(?:最佳|最优|最合适|最理想|合适|理想)的?\s*({_WORDS})"),
 )
+# Breaking even without a number of years ("保本", "不亏本", "break even"): an NPV of at least zero.
+_BREAK_EVEN = re.compile(r"保本|不亏|不赔|回本|收回成本|收回投资")
+_LIMIT = re.compile(r"最高|最低|最大|最小|最多|最少|至少|至多|上限|下限|起码|到多少")
 # A variable's name with no value after it ("上网电价" in "上网电价多少合适", not "造价3元/W").
 _UNVALUED = re.compile(rf"({_WORDS})(?![^,，。;；]{{0,6}}?\d)")
 # Search range per variable: the range a calculation accepts as plausible (`tools.pv.resolve.PLAUSIBLE`),
@@ -110,7 +113,14 @@ def parse_target(text: str) -> dict[str, Any]:
     hits = [(m.start(1), m[1]) for p in _VARIABLE for m in p.finditer(rest)]
     if hits:
         found["solve_for"] = VARIABLES[min(hits)[1]]
-    elif any(k.startswith("target") for k in found):
+    if (
+        "solve_for" in found
+        and not any(k.startswith("target") for k in found)
+        and _BREAK_EVEN.search(rest)
+        and _LIMIT.search(rest)
+    ):
+        found["target_npv"] = 0.0  # "造价最高多少才能保本": the bound where the project stops losing money
+    elif any(k.startswith("target") for k in found) and "solve_for" not in found:
         # a target and one variable named without a value ("feed-in price for a 7% IRR?"): that one
         named = {VARIABLES[m[1]] for m in _UNVALUED.finditer(rest)}
         if len(named) == 1:

@@ -310,3 +310,12 @@ def test_a_question_about_an_earlier_result_gets_that_one():
     assert "18.91%" in before and before.startswith("From the previous calculation")
     # "first-year" and "initial investment" are figures, not the first result
     assert "17.02%" in understand("IRR and first-year revenue?", SPECS, INDEX, results).reply
+
+
+def test_a_variable_asked_beside_a_target_is_the_same_reverse_step():
+    # "造价最多多少" / "造价得压到多少" ask for the bound the target sets, not for a sensitivity analysis
+    assert _plan("苏州工商业1MW，IRR要在8%以上，造价最多多少") == [("pv_calc", []), ("reverse_opt", [0])]
+    assert _plan("南京工商业1MW，净现值不少于三百万，造价得压到多少") == [
+        ("pv_calc", []),
+        ("reverse_opt", [0]),
+    ]

@@ -347,6 +347,10 @@ def test_any_short_wording_between_a_name_and_its_value(text, expected):
         ("tariff zero point six five yuan per kWh", {"electricity_price": 0.65}),
         ("工厂屋顶，一兆二", {"capacity_kw": 1200.0, "project_type": "工商业"}),
         ("电价负0.3元", {"electricity_price": -0.3}),
+        (
+            "Commercial 1 MW over a 30-year period",
+            {"capacity_kw": 1000.0, "lifetime_years": 30.0, "project_type": "工商业"},
+        ),
         ("3000元/kW，电价0.8元", {"capex_yuan_per_w": 3.0, "electricity_price": 0.8}),
         # halves
         ("one and a half megawatts", {"capacity_kw": 1500.0}),

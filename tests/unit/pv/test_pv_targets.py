@@ -46,3 +46,8 @@ def test_a_size_in_kwp_after_npv_is_the_project_not_a_target():
 
 def test_a_variable_with_its_value_is_not_the_one_to_solve_for():
     assert parse_target("造价3元/W，要IRR 10%") == {"target_irr": 0.1}
+
+
+def test_how_many_years_to_pay_back_is_no_target():
+    assert not any(k.startswith("target") for k in parse_target("投资多少年能回本"))
+    assert not asks_to_solve("我家屋顶装10kW户用光伏多久能回本")
