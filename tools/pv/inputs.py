@@ -207,6 +207,11 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
         r"\b(?:rises?|risen|rose|(?:goes|go|went|comes?|came) up|increase[sd]?|raised|grows?|grew)(?:\s+by\b|(?=\s+约?\s*[\d-]))",
         "提高",
     ),
+    # "a 10% cheaper system": the system's cost
+    (
+        rf"({_AMOUNT})\s*cheaper\s+(?:pv\s+|solar\s+)?(?:system|installation|plant|array|panels|modules|equipment|build)\b",
+        r"造价降低\1",
+    ),
     (rf"({_AMOUNT})\s*(?:lower|cheaper|less|smaller)\b", r"降低\1"),
     (rf"({_AMOUNT})\s*(?:higher|more|bigger|larger)\b", r"提高\1"),
     (
@@ -229,6 +234,11 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
     (
         r"\b(?:solve for|back[- ]?calculate|back[- ]?solve|work out|reverse[- ]?(?:engineer|calculate|solve)?|optimi[sz]e|find)\b",
         "反推",
+    ),
+    # a value before its name: "try 0.7 for the tariff", "use 8% as the discount rate"
+    (
+        rf"({_AMOUNT}|\d+年)\s+(?:for|as)\s+(?:the\s+|our\s+|a\s+)?(上网电价|电价|造价|折现率|自发自用|运营期|装机容量|年用电量)",
+        r"\2 \1",
     ),
     # "change the discount rate to 6%": the rules read 到 between a name and its value
     (r"\b(?:(?:up|down) )?to\b", "到"),

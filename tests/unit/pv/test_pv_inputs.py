@@ -290,6 +290,9 @@ def test_two_values_of_one_field_are_asked_about_until_one_is_chosen():
     ("text", "expected"),
     [
         ("Set the discount rate to 7%", {"discount_rate": 0.07}),
+        ("Let's try 0.7 for the tariff", {"electricity_price": 0.7}),
+        ("use 8% as the discount rate", {"discount_rate": 0.08}),
+        ("25 years for the lifetime, please", {"lifetime_years": 25.0}),
         ("Push self-consumption up to 85%", {"self_consumption": 0.85}),
         ("Bring the capex down to 2.6 yuan/W", {"capex_yuan_per_w": 2.6}),
         ("capacity from 800 kW to 1.2 MW", {"capacity_kw": 1200.0}),
@@ -374,6 +377,7 @@ def test_verbs_hedges_and_units_in_everyday_words(text, expected):
         ("装机砍一半", {"capacity_kw": ("scale", 0.5)}),
         ("容量增加一倍", {"capacity_kw": ("scale", 2.0)}),
         ("halve the capacity", {"capacity_kw": ("scale", 0.5)}),
+        ("what about a 10% cheaper system?", {"capex_yuan_per_w": ("scale", 0.9)}),
         ("what if it were twice as big", {"capacity_kw": ("scale", 2.0)}),
         ("电价打个九折呢", {"electricity_price": ("scale", 0.9)}),
         ("造价打八五折", {"capex_yuan_per_w": ("scale", 0.85)}),
