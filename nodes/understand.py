@@ -85,7 +85,10 @@ _NEGATION = re.compile(
 _JOIN = re.compile(r"[和与及+&]|\band\b", re.IGNORECASE)
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _QUESTION = re.compile(
-    r"[吗么][\s?？]*$|^\s*(?:can|could|is|are|does|do|will|would|should|what|how|why|which|when|where|who)\b",
+    r"[吗么][\s?？]*$|^\s*(?:can|could|is|are|does|do|will|would|should|what|how|why|which|when|where|who)\b"
+    # an indirect question: "tell me whether …", "I'd like to know if …", "问一下…", "想知道…"
+    r"|^\s*(?:(?:please\s+)?(?:tell|show) me|(?:i'd|i would|i) (?:like to |want to )?know|i wonder|ask(?:ing)?)\s+"
+    r"(?:whether|if|how|what|why|which|when|where|who)\b|^\s*(?:问一下|问下|请问|想知道|想问)",
     re.I,
 )
 # Words asking for a piece of work whole ("a full report": with the calculation and the sensitivity
@@ -344,6 +347,9 @@ def _named(
             if found and specs[found].vocabulary is not None:
                 found = _about_the_project(words, found, query, specs, index)
             named = [found] if found else []
+            if found and specs[found].vocabulary is not None and not _is_question(clause):
+                # "Calculate 600 kW commercial in Hefei and I'd like to know if …": the project too
+                named = [*_complete_project(clause, specs), found]
             if found and not negated and _is_question(clause) and not _inputs_stated(clause, specs):
                 # a question beside a whole project is about that project, not the corpus's topic
                 if not _complete_project(query, specs):
@@ -585,7 +591,8 @@ def _complete_project(clause: str, specs: Mapping[str, AgentSpec]) -> list[str]:
 def _joined(clause: str, specs: Mapping[str, AgentSpec], index: RouteIndex) -> list[str]:
     """Agents the parts of a clause joined by "和" / "and" name on their own ("…的投资回报和电价波动的影响").
 
-    A part that states values, or names a corpus agent (the knowledge base), names nothing here.
+    A part that states values names nothing here, nor does one naming a corpus agent (the knowledge
+    base) unless it asks a question of its own ("… and tell me whether there are still subsidies").
     """
     parts = [p.strip() for p in _JOIN.split(clause) if p and p.strip()]
     if len(parts) < 2:
@@ -595,7 +602,8 @@ def _joined(clause: str, specs: Mapping[str, AgentSpec], index: RouteIndex) -> l
         if _states_values(part, specs):
             continue
         name = _best_agent(part, specs, index, CLAUSE_FLOOR)
-        if name and specs[name].vocabulary is None:
+        # a corpus agent (the knowledge base) only for a part that asks a question of its own
+        if name and (specs[name].vocabulary is None or _is_question(part)):
             found.append(name)
     return found
 

@@ -319,3 +319,14 @@ def test_a_variable_asked_beside_a_target_is_the_same_reverse_step():
         ("pv_calc", []),
         ("reverse_opt", [0]),
     ]
+
+
+def test_a_question_joined_to_a_project_by_and_is_asked_too():
+    both = _plan("Compute 1 MW commercial in Suzhou and tell me whether there are still national subsidies")
+    assert [name for name, _ in both] == ["pv_calc", "knowledge"]
+    beside = _plan(
+        "Calculate 600 kW commercial in Hefei and I'd like to know if net metering exists in China"
+    )
+    assert [name for name, _ in beside] == ["pv_calc", "knowledge"]
+    # a question about a project's paperwork is the knowledge base's alone
+    assert _plan("苏州工商业1MW的项目需要备案吗") == [("knowledge", [])]
