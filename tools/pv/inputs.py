@@ -265,6 +265,9 @@ _ZH_RUN = "[零〇一二两三四五六七八九十百千]+(?:点[零〇一二�
 # "一个", "一点" stay words. 千 of 千瓦 is the unit's, not the number's (the run backs off it).
 _ZH_NUMBER = re.compile(
     rf"百分之(?P<pct>{_ZH_RUN})|(?<=[块毛])(?P<tail>[一二三四五六七八九])(?![十百千])|"
+    # a numeral with an order (十, 百, 千) ending a clause: "每千瓦造价三千三", "年限二十"
+    r"(?P<bare>[一二两三四五六七八九十][零〇一二两三四五六七八九十百千]*[十百千][一二三四五六七八九]?)"
+    r"(?=\s*(?:[，。,;；!！?？、]|$))|"
     rf"(?P<run>{_ZH_RUN})(?!分[之点])(?=\s*(?:个\s*[亿万]|个半|折|千瓦|兆瓦|kw|mw|万|亿|元|块|毛|分|度|年|%|成|个百分点|平方|平米|小时))"
 )
 
@@ -287,7 +290,7 @@ def _zh_integer(text: str) -> int | None:
 
 
 def _zh_number(m: re.Match) -> str:
-    text = m["tail"] or m["pct"] or m["run"]
+    text = m["tail"] or m["pct"] or m["bare"] or m["run"]
     whole, _, fraction = text.partition("点")
     number = _zh_integer(whole) if whole else 0
     if number is None:
@@ -678,6 +681,8 @@ def apply_changes(fields: dict[str, Any], base: dict[str, Any]) -> tuple[dict[st
 # Between two values of one field: the later one replaces the first ("从500kW改成1MW", "from 3 to 2.8").
 _CHANGE_BETWEEN = re.compile(
     r"改成|改为|改到|换成|换为|变成|变为|调到|调整为|调整到|调成|降到|降至|降为|提高到|提到|涨到|升到|到|至|->|→|\bto\b|\binstead\b"
+    # a speaker correcting themself: "500kW，哦不对，是300kW", "800 kW, sorry, I mean 600 kW"
+    r"|不对|不是|错了|说错|更正|应该是|其实是|\bsorry\b|\bi mean\b|\bi meant\b|\bactually\b|\brather\b|\bcorrection\b"
 )
 
 

@@ -350,6 +350,7 @@ def test_any_short_wording_between_a_name_and_its_value(text, expected):
         ("tariff zero point six five yuan per kWh", {"electricity_price": 0.65}),
         ("工厂屋顶，一兆二", {"capacity_kw": 1200.0, "project_type": "工商业"}),
         ("电价负0.3元", {"electricity_price": -0.3}),
+        ("每千瓦造价三千三", {"capex_yuan_per_w": 3.3}),
         (
             "Commercial 1 MW over a 30-year period",
             {"capacity_kw": 1000.0, "lifetime_years": 30.0, "project_type": "工商业"},
@@ -385,3 +386,10 @@ def test_verbs_hedges_and_units_in_everyday_words(text, expected):
 )
 def test_changes_without_by_and_halves(text, changes):
     assert parse_fields(text) == {"changes": changes}
+
+
+def test_a_speaker_correcting_themself_means_the_later_value():
+    assert parse_fields("装机800kW，不对，应该是600kW") == {"capacity_kw": 600.0}
+    assert parse_fields("tariff 0.7 yuan/kWh, sorry, I mean 0.75 yuan/kWh") == {"electricity_price": 0.75}
+    # two values without a correction are still asked about
+    assert "conflicts" in parse_fields("容量500kW，800kW")
