@@ -11,12 +11,13 @@ written in Chinese characters (五百千瓦) are not read.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable
 from typing import Any
 
-from tools.pv.data import find_locations
+from tools.pv.data import find_locations, locations
 
 __all__ = [
     "EXCLUSIVE_GROUPS",
@@ -384,6 +385,50 @@ _CHINESE: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
 _CHINESE_COMPILED = tuple((re.compile(p), r) for p, r in _CHINESE)
 
 
+# English words the rules read, kept as they are and used to correct a typo one letter away
+# ("comercial", "calcualte", "Shenzen"); the places' spellings of the yield table join them.
+_SPELLED = frozenset(
+    "commercial residential industrial household calculate calculation capacity electricity consumption "
+    "discount lifetime payback tariff sensitivity analysis report megawatt megawatts kilowatt kilowatts "
+    "warehouse factory rooftop economics estimate evaluate investment feasibility".split()
+)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether `a` becomes `b` by one insertion, deletion, substitution or swap of neighbours."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and a[diff[0]] == b[diff[1]]
+            and a[diff[1]] == b[diff[0]]
+        )
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
+
+
+@functools.lru_cache(maxsize=8)
+def _known_words(table: tuple) -> frozenset[str]:
+    return _SPELLED | {w for loc in table for name in loc.names_en for w in re.findall(r"[a-z]+", name)}
+
+
+@functools.lru_cache(maxsize=4096)
+def _corrected(word: str, known: frozenset[str]) -> str:
+    if word in known:
+        return word
+    near = [k for k in known if abs(len(k) - len(word)) <= 1 and _one_edit(word, k)]
+    return near[0] if len(near) == 1 else word
+
+
+def _spelled(text: str) -> str:
+    """Lower-case English `text` with words of six letters or more one edit from exactly one known word corrected."""
+    known = _known_words(locations())
+    return re.sub(r"(?<![a-z])[a-z]{6,}(?![a-z])", lambda m: _corrected(m.group(), known), text)
+
+
 def normalize(text: str) -> str:
     """NFKC (full-width → ASCII, ㎡ → m2), lower case, no thousands separators, English rewritten.
 
@@ -396,7 +441,7 @@ def normalize(text: str) -> str:
     text = _ZH_MEGA.sub(_zh_mega, text)
     text = _ZH_NUMBER.sub(_zh_number, text)
     if re.search(r"[a-z]{2}", text):
-        text = _EN_POINT.sub(_en_point, text)
+        text = _EN_POINT.sub(_en_point, _spelled(text))
         text = _EN_NUMBER.sub(_en_number, _EN_HALF.sub(_en_half, text))
         for pattern, repl in _ENGLISH_COMPILED:
             text = pattern.sub(repl, text)  # type: ignore[arg-type]

@@ -393,3 +393,26 @@ def test_a_speaker_correcting_themself_means_the_later_value():
     assert parse_fields("tariff 0.7 yuan/kWh, sorry, I mean 0.75 yuan/kWh") == {"electricity_price": 0.75}
     # two values without a correction are still asked about
     assert "conflicts" in parse_fields("容量500kW，800kW")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "pls calcualte a comercial plant, 2MW, Hangzou",
+            {"capacity_kw": 2000.0, "location": "杭州市", "project_type": "工商业"},
+        ),
+        ("residental 8kw in Gunagzhou", {"capacity_kw": 8.0, "location": "广州市", "project_type": "户用"}),
+        # two places one letter apart are both known: neither is "corrected"
+        (
+            "Commercial 1 MW in Fuzhou",
+            {"capacity_kw": 1000.0, "location": "福州市", "project_type": "工商业"},
+        ),
+        (
+            "Commercial 1 MW in Xuzhou",
+            {"capacity_kw": 1000.0, "location": "徐州市", "project_type": "工商业"},
+        ),
+    ],
+)
+def test_a_typo_one_letter_from_a_known_word_is_read_as_that_word(text, expected):
+    assert parse_fields(text) == pytest.approx(expected)
