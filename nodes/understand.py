@@ -232,10 +232,14 @@ def _producers(specs: Mapping[str, AgentSpec]) -> list[str]:
 
 
 def understand(
-    query: str, specs: Mapping[str, AgentSpec], index: RouteIndex, results: Results
+    query: str, specs: Mapping[str, AgentSpec], index: RouteIndex, results: Results, lang: str = ""
 ) -> Understanding:
-    """The plan `query` asks for (steps with dependencies), or a direct reply; see the module doc."""
-    lang = language(query)
+    """The plan `query` asks for (steps with dependencies), or a direct reply; see the module doc.
+
+    `lang` is the reply's language when the caller knows it better than the words ("1.5 MW?" in an
+    English conversation); by default the request's own.
+    """
+    lang = lang or language(query)
     template = _template(query, index)
     producers = _producers(specs)
     existing = {kind for s in specs.values() for kind in s.produces if results.latest(kind) is not None}

@@ -119,6 +119,11 @@ FOLLOW_UPS = {
         _turn("折现率用7%再跑一下", CALC, _calc("郑州市", "工商业", 1000, discount_rate=0.07)),
         _turn("电价打个九折呢", CALC, _calc("郑州市", "工商业", 1000, electricity_price=0.585)),
     ],
+    # a follow-up with no words of its own is answered in the conversation's language
+    "bare-en": [
+        _turn("Calculate 700 kW commercial PV in Qingdao.", CALC, _calc("青岛市", "工商业", 700), "en"),
+        _turn("1.2 MW?", CALC, _calc("青岛市", "工商业", 1200), "en"),
+    ],
 }
 FOLLOW_UP_CASES = {
     name: {"id": name, "kind": "followup_change", "lang": turns[-1]["expect"]["lang"], "turns": turns}

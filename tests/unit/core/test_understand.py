@@ -330,3 +330,11 @@ def test_a_question_joined_to_a_project_by_and_is_asked_too():
     assert [name for name, _ in beside] == ["pv_calc", "knowledge"]
     # a question about a project's paperwork is the knowledge base's alone
     assert _plan("苏州工商业1MW的项目需要备案吗") == [("knowledge", [])]
+
+
+def test_a_request_without_words_is_answered_in_the_language_given(with_case):
+    from tools.lang import has_language
+
+    assert not has_language("1.5 MW?") and not has_language("0.65") and has_language("Try 1.5 MW")
+    assert understand("2 MW?", SPECS, INDEX, with_case, "en").lang == "en"
+    assert understand("2 MW?", SPECS, INDEX, with_case).lang == "zh"
