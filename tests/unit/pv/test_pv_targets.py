@@ -18,6 +18,13 @@ from tools.pv.reverse import parse_target
             {"target_irr": 0.12, "solve_for": "self_consumption"},
         ),
         ("装多少千瓦能7年回本", {"target_payback": 7.0, "solve_for": "capacity_kw"}),
+        # breaking even, without a number of years, at a bound of a variable: an NPV of at least zero
+        ("造价最高多少才能保本", {"target_npv": 0.0, "solve_for": "capex_yuan_per_w"}),
+        (
+            "the highest capex at which it still breaks even",
+            {"target_npv": 0.0, "solve_for": "capex_yuan_per_w"},
+        ),
+        ("自用比例最少多少，7年能回本", {"target_payback": 7.0, "solve_for": "self_consumption"}),
         ("多大的装机规模能让IRR到10%", {"target_irr": 0.1, "solve_for": "capacity_kw"}),
         ("Lowest tariff that keeps the NPV positive?", {"target_npv": 0.0, "solve_for": "electricity_price"}),
         ("单瓦造价最高多少，净现值才能转正", {"target_npv": 0.0, "solve_for": "capex_yuan_per_w"}),
