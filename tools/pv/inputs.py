@@ -88,6 +88,7 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
         r"\b(?:about|around|roughly|approximately|approx\.?|nearly|almost|some|circa|close to)\s+(?=[\d-])",
         "约",
     ),
+    (r"\b(?:only|just|merely)\s+(?=[\d-])", ""),  # "were only 60%": the value
     (r"(\d+(?:\.\d+)?)\s*billion\b", _scaled(10, "亿")),
     (r"(\d+(?:\.\d+)?)\s*million\b", _scaled(100, "万")),
     (r"(\d+(?:\.\d+)?)\s*(?:thousand\b|k\b(?!\s*w))", _scaled(1000, "")),
@@ -123,7 +124,8 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
     (r"\binternal rate of return\b", "irr"),
     (r"\bnet present value\b", "npv"),
     (
-        r"\b(?:export(?:ing|s)?|sell(?:ing|s)?) (?:all|everything)(?: (?:of )?(?:the |their |its |my )?(?:power|electricity|energy|output))?(?: to the grid)?|\bfull(?:[- ]grid)? (?:export|feed[- ]in)\b",
+        r"\b(?:all|the whole|every kwh of)(?: (?:of )?(?:the |its |our )?(?:power|electricity|energy|output|generation))? (?:is |are |gets |goes |being )?(?:sold|exported|fed) (?:in)?to the grid"
+        r"|\b(?:export(?:ing|s)?|sell(?:ing|s)?) (?:all|everything)(?: (?:of )?(?:the |their |its |my )?(?:power|electricity|energy|output))?(?: to the grid)?|\bfull(?:[- ]grid)? (?:export|feed[- ]in)\b",
         "全额上网",
     ),
     (
@@ -144,7 +146,8 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
         r"自发自用\1%",
     ),
     (
-        r"\bself[- ]?(?:consumption|consumed|use|used)(?: (?:ratio|rate|share|percentage|level))?\b|\bon[- ]site (?:consumption|use)\b",
+        r"\bself[- ]?(?:consumption|consumed|use|used)(?: (?:ratio|rate|share|percentage|level))?\b|\bon[- ]site (?:consumption|use)\b"
+        r"|\bself[- ]?consum(?:e|es|ing)\b|\b(?:use|consume)\s+(?:it\s+|them\s+)?(?:ourselves|myself|on[- ]site|locally|in[- ]house)\b",
         "自发自用",
     ),
     (
@@ -269,7 +272,7 @@ _ZH_NUMBER = re.compile(
     # a numeral with an order (十, 百, 千) ending a clause: "每千瓦造价三千三", "年限二十"
     r"(?P<bare>[一二两三四五六七八九十][零〇一二两三四五六七八九十百千]*[十百千][一二三四五六七八九]?)"
     r"(?=\s*(?:[，。,;；!！?？、]|$))|"
-    rf"(?P<run>{_ZH_RUN})(?!分[之点])(?=\s*(?:个\s*[亿万]|个半|折|千瓦|兆瓦|kw|mw|万|亿|元|块|毛|分|度|年|%|成|个百分点|平方|平米|小时))"
+    rf"(?<![\d.零〇一二两三四五六七八九])(?P<run>{_ZH_RUN})(?!分[之点])(?=\s*(?:个\s*[亿万]|个半|折|千瓦|兆瓦|kw|mw|万|亿|元|块|毛|分|度|年|%|成|个百分点|平方|平米|小时))"
 )
 
 
@@ -376,7 +379,7 @@ _CHINESE: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
     (r"元\s*(?:一|每|1)\s*(?:瓦|wp?)(?![a-z])", "元/w"),
     (
         r"(?:每|一|1)\s*(?:度电?|千瓦时|kwh)(?:的)?(?:电价|电费|价格|价钱|电)?\s*(?:[为是:约要收合]|大概|大约)*"
-        r"\s*(\d+(?:\.\d+)?)\s*元(?![/\d])",
+        r"\s*(-?\d+(?:\.\d+)?)\s*元(?![/\d])",
         r"\1元/度",
     ),
     (r"(?:一|1)瓦", "每瓦"),

@@ -416,3 +416,19 @@ def test_a_speaker_correcting_themself_means_the_later_value():
 )
 def test_a_typo_one_letter_from_a_known_word_is_read_as_that_word(text, expected):
     assert parse_fields(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a Chinese numeral right after a number is not a number of its own ("0.8一度" is not 0.81)
+        ("电费其实是0.8一度", {"electricity_price": 0.8}),
+        ("电费五毛八一度", {"electricity_price": 0.58}),
+        # a minus sign survives everyday units; passive full export; "only" before a value
+        ("电价每度-0.4元", {"electricity_price": -0.4}),
+        ("all the power is sold to the grid", {"self_consumption": 0.0}),
+        ("if the self-consumption were only 55%", {"self_consumption": 0.55}),
+    ],
+)
+def test_numbers_after_numbers_signs_and_passives(text, expected):
+    assert parse_fields(text) == pytest.approx(expected)

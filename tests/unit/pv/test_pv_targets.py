@@ -25,6 +25,15 @@ from tools.pv.reverse import parse_target
             {"target_npv": 0.0, "solve_for": "capex_yuan_per_w"},
         ),
         ("自用比例最少多少，7年能回本", {"target_payback": 7.0, "solve_for": "self_consumption"}),
+        # self-consumption named by its verb
+        (
+            "how much would we need to self-consume to get a 9% IRR?",
+            {"target_irr": 0.09, "solve_for": "self_consumption"},
+        ),
+        (
+            "what share of the power must we use ourselves for a 6-year payback?",
+            {"target_payback": 6.0, "solve_for": "self_consumption"},
+        ),
         ("多大的装机规模能让IRR到10%", {"target_irr": 0.1, "solve_for": "capacity_kw"}),
         ("Lowest tariff that keeps the NPV positive?", {"target_npv": 0.0, "solve_for": "electricity_price"}),
         ("单瓦造价最高多少，净现值才能转正", {"target_npv": 0.0, "solve_for": "capex_yuan_per_w"}),
