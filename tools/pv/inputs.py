@@ -135,9 +135,11 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
     # the verb forms: "self-consume 90%", "consumes 85% of the solar", "use only 40% of the power ourselves",
     # "70% of the output is used on site": a share of the output used on site (a load is in kWh, not %)
     (
-        r"\b(?:self[- ]?consum(?:e|es|ed|ing)|consum(?:e|es|ed|ing)|us(?:e|es|ed|ing)|absorb(?:s|ed|ing)?)\s+"
-        r"(?:only\s+|just\s+|up to\s+|约\s*)?(\d+(?:\.\d+)?)\s*%",
-        r"自发自用\1%",
+        r"\bself[- ]?consum(?:e|es|ed|ing)\s+(?:only\s+|just\s+|up to\s+|约\s*)?(\d+(?:\.\d+)?)\s*%"
+        # other verbs only with what is used ("use 8% discount rate" is no share of the output)
+        r"|\b(?:consum(?:e|es|ed|ing)|us(?:e|es|ed|ing)|absorb(?:s|ed|ing)?)\s+(?:only\s+|just\s+|up to\s+|约\s*)?"
+        r"(\d+(?:\.\d+)?)\s*%\s+of\s+(?:the\s+|its\s+|our\s+|their\s+)?(?:power|output|electricity|energy|generation|solar|pv|it)\b",
+        lambda m: f"自发自用{m[1] or m[2]}%",
     ),
     (
         r"(\d+(?:\.\d+)?)\s*%\s+(?:of\s+(?:the\s+|it\s*|its\s+|our\s+|their\s+)?(?:power|output|electricity|energy|"

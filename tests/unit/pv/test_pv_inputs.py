@@ -333,6 +333,7 @@ def test_any_short_wording_between_a_name_and_its_value(text, expected):
         ("what if we only use 40% of the power ourselves", {"self_consumption": 0.4}),
         ("the mall would self-consume 95% of it", {"self_consumption": 0.95, "project_type": "工商业"}),
         ("70% of the output is used on site", {"self_consumption": 0.7}),
+        ("from now on use 8% discount rate", {"discount_rate": 0.08}),  # "use" with no share of the output
         # hedges, gigawatt-hours, 亿千瓦时
         (
             "the plant uses roughly 3.2 million kWh per year",
