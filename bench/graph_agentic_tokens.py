@@ -57,9 +57,8 @@ from tools.plans.revise import REVISE_PROMPT, prompt_dot
 __all__ = ["Conversation", "Report", "kind_of", "session"]
 
 PV = "帮我测算杭州市余杭区500kW工商业屋顶光伏的收益，并做敏感性分析"
-PV_REPORT = (
-    "帮我测算杭州市余杭区半兆瓦工商业屋顶光伏的收益，做敏感性分析并生成报告"  # the parser misses 半兆瓦
-)
+# the parser misses a capacity given as a panel count (it reads 半兆瓦 since session 9): the model fills it
+PV_REPORT = "帮我测算杭州市余杭区工商业屋顶铺一千片500W板子的光伏收益，做敏感性分析并生成报告"
 FIELDS = {"location": "杭州市余杭区", "project_type": "工商业", "capacity_kw": 500}
 QUESTIONS = [
     "分布式光伏余电上网电价怎么定？",

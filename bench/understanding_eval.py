@@ -20,8 +20,9 @@ A case counts as right on a count when all its turns are. Usage (from the reposi
     PYTHONPATH=. .venv/bin/python bench/understanding_eval.py --split every --out runs.jsonl
     PYTHONPATH=. .venv/bin/python bench/understanding_eval.py --report runs.jsonl --split heldout
 
-`--split heldout` runs tests/understanding/heldout.jsonl, phrasings written before the fixes they
-measure: report them, never tune on them. `every` = dev + test + heldout in one run.
+`--split heldout` runs tests/understanding/heldout.jsonl (session 8) and `--split heldout2`
+tests/understanding/heldout2.jsonl (session 9), phrasings written before the fixes they measure:
+report them, never tune on them. `every` = dev + test + both held-out sets in one run.
 
 By default the CLI runs in this process (`plangraph.cli.main`, same code path and JSON as the
 console script, without ~5 s of start-up per turn); `--subprocess` runs the real console script.
@@ -51,6 +52,9 @@ CASES = ROOT / "tests" / "understanding" / "cases.jsonl"
 # Held-out phrasings (split "heldout"), written before the fixes they measure and never tuned on:
 # run only to report (`--split heldout`), not while developing.
 HELDOUT = ROOT / "tests" / "understanding" / "heldout.jsonl"
+# A second held-out set (split "heldout2", session 9), written the same way before the changes it measures.
+HELDOUT2 = ROOT / "tests" / "understanding" / "heldout2.jsonl"
+_HELDOUT_SPLITS = ("heldout", "heldout2")
 COUNTS = ("plan", "params", "question", "language")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _WORD = re.compile(r"[A-Za-z]{2,}")
@@ -63,15 +67,17 @@ __all__ = ["detect_language", "load_cases", "run_case", "score_turn"]
 
 
 def load_cases(split: str = "all", kind: str | None = None, ids: Iterable[str] = ()) -> list[dict]:
-    """The cases of `split` (dev, test, all = both, heldout, every = all three); one kind or some ids."""
+    """The cases of `split` (dev, test, all = both, heldout, heldout2, every = all); one kind or some ids."""
     wanted = set(ids)
-    sources = {"heldout": [HELDOUT], "every": [CASES, HELDOUT]}.get(split, [CASES])
+    sources = {"heldout": [HELDOUT], "heldout2": [HELDOUT2], "every": [CASES, HELDOUT, HELDOUT2]}.get(
+        split, [CASES]
+    )
     lines = [line for source in sources for line in source.read_text(encoding="utf-8").splitlines()]
     cases = [json.loads(line) for line in lines if line.strip()]
     return [
         c
         for c in cases
-        if (split in ("all", "heldout", "every") or c["split"] == split)
+        if (split in ("all", "every", *_HELDOUT_SPLITS) or c["split"] == split)
         and (kind is None or c["kind"] == kind)
         and (not wanted or c["id"] in wanted)
     ]
@@ -293,7 +299,7 @@ def table(rows: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run the cases and print the per-kind table."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--split", choices=["dev", "test", "all", "heldout", "every"], default="dev")
+    p.add_argument("--split", choices=["dev", "test", "all", *_HELDOUT_SPLITS, "every"], default="dev")
     p.add_argument("--prefix", default="", help="with --report: only the cases whose id starts so")
     p.add_argument("--kind", default=None)
     p.add_argument("--id", action="append", default=[], help="run only these case ids (repeatable)")

@@ -23,6 +23,7 @@ from nodes.kit.services import RunServices, ServicesFactory
 from nodes.routing import Route, RouteIndex
 from nodes.standing import acknowledge, leftover
 from nodes.understand import Understanding, language, understand, value_words
+from tools.lang import has_language
 from tools.planning import new_plan, validate_steps
 from tools.segment import declared_terms
 
@@ -94,14 +95,14 @@ def route_index(
 
 
 def route_offline(
-    query: str, svc: RunServices, specs: Mapping[str, AgentSpec], index: RouteIndex
+    query: str, svc: RunServices, specs: Mapping[str, AgentSpec], index: RouteIndex, lang: str = ""
 ) -> Understanding:
     """What `query` asks for (nodes.understand), each step's requirement set to the request.
 
     Agents with `offline=False` (model-only, e.g. the general assistant) are not considered.
     """
     specs = {name: spec for name, spec in specs.items() if spec.offline}
-    found = understand(query, specs, index, svc.results("planner"))
+    found = understand(query, specs, index, svc.results("planner"), lang)
     if not found.matched:
         # no agent matched by words: one may still serve it from its data (e.g. a knowledge base
         # passage close in meaning, or the user's own documents)
@@ -174,6 +175,10 @@ def _plan(
         noted = f"Noted: {kept}" if language(query) == "en" else f"已记住：{kept}"
         runtime.stream_writer({"index": -1, "content": noted})
     previous = state.get("plan")
+    # a request without words of its own ("1.5 MW?", "0.65") is answered in the conversation's language
+    spoken = (
+        language(query) if has_language(query) or not previous else str(previous["context"].get("lang", ""))
+    )
     if previous and any(s["status"] not in ("completed", "failed") for s in previous["steps"]):
         svc.plans.save(
             previous, user_id=ctx.user_id, conversation_id=ctx.conversation_id, status="superseded"
@@ -185,13 +190,13 @@ def _plan(
 
         try:
             steps, note = plan_with_model(routed, svc, specs, state.get("window"))
-            lang = language(query)
+            lang = spoken or language(query)
         except PlanningFailedError as error:  # the offline planner plans the request, and the user is told
             log.warning("model planning failed for %r: %s; planning offline", query[:80], error)
-            found = route_offline(routed, svc, specs, index)
+            found = route_offline(routed, svc, specs, index, spoken)
             notice = (MODEL_FAILED_EN if found.lang == "en" else MODEL_FAILED).format(error=error)
     else:
-        found = route_offline(routed, svc, specs, index)
+        found = route_offline(routed, svc, specs, index, spoken)
     if found is not None:
         if not found.steps:
             log.info("no plan for %r: %s", query[:80], found.note)

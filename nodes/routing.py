@@ -79,6 +79,10 @@ class RouteIndex:
             if t not in _NOT_CONTENT and not _HAS_DIGIT.search(t) and not (is_value and is_value(t))
         ]
 
+    def words(self, text: str) -> list[str]:
+        """The words of `text` as the segmenter cuts them (lower case, no stop words), unstemmed."""
+        return list(self._segmenter.tokenize(text))
+
     @property
     def declared(self) -> frozenset[str]:
         """The agents' declared terms the texts are segmented with."""
@@ -224,6 +228,9 @@ class RouteIndex:
 _NOT_CONTENT = (QUESTION_WORDS - {"算"}) | frozenset(
     "这个 那个 这些 那些 基于 根据 一份 一个 一下 给我 帮忙 "
     "做 做个 搞 搞个 弄 弄个 来个 想要 个 份 些 make need want like get give".split()
+    # number words and currencies are parts of an amount, like digits: "a 2 million yuan mortgage"
+    # names its size, not work
+    + "hundred thousand million billion yuan rmb cny usd dollar dollars euro euros 元 万元 亿元 块钱 美元".split()
 )
 
 

@@ -22,10 +22,12 @@ the rest:
   producer step ("在这个方案基础上做敏感性分析");
 - no agent named, values stated → the producer runs again with them (a follow-up changing one
   value: the agent carries the rest from the conversation's latest result and says so); with a
-  result in the conversation a supposition ("如果是户用呢", "how about in Taiyuan?") states values
-  too, and a conditional word shared with some agent's example names no work;
+  result in the conversation a supposition ("如果是户用呢", "how about in Taiyuan?") or a wh-question
+  stating values ("How would it look with a 7% discount rate?") states values too, and a
+  conditional word shared with some agent's example names no work;
 - no agent named, no values, a question about a figure of the latest result → answered from the
-  results index (`AgentSpec.recall`), nothing recomputed;
+  results index (`AgentSpec.recall`), nothing recomputed; the words naming the figure and the
+  thing pointed at ("刚那个方案总共要投多少钱") name no work;
 - nothing named, but most words are the agents' and the corpus's own ("the warranty of an
   inverter") → the corpus agent, which answers or says it does not know;
 - an agent named only by a verb ("算", "calculate") of something no agent's texts speak of
@@ -76,12 +78,17 @@ _SPLIT = re.compile(
     re.IGNORECASE,
 )
 _NEGATION = re.compile(
-    r"不用|不要|无需|不需要|不必|别(?!的)|免了|\b(?:no need|no|don't|do not|without|skip|not needed)\b", re.I
+    r"不用|不要|无需|不需要|不必|别(?!的)|免了|跳过|省略|省掉|略过|(?:就|也)?算了(?=[\s。.!！]*$)"
+    r"|\b(?:no need|no|don't|do not|without|skip|not needed)\b",
+    re.I,
 )
 _JOIN = re.compile(r"[和与及+&]|\band\b", re.IGNORECASE)
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _QUESTION = re.compile(
-    r"[吗么][\s?？]*$|^\s*(?:can|could|is|are|does|do|will|would|should|what|how|why|which|when|where|who)\b",
+    r"[吗么][\s?？]*$|^\s*(?:can|could|is|are|does|do|will|would|should|what|how|why|which|when|where|who)\b"
+    # an indirect question: "tell me whether …", "I'd like to know if …", "问一下…", "想知道…"
+    r"|^\s*(?:(?:please\s+)?(?:tell|show) me|(?:i'd|i would|i) (?:like to |want to )?know|i wonder|ask(?:ing)?)\s+"
+    r"(?:whether|if|how|what|why|which|when|where|who)\b|^\s*(?:问一下|问下|请问|想知道|想问)",
     re.I,
 )
 # Words asking for a piece of work whole ("a full report": with the calculation and the sensitivity
@@ -98,6 +105,22 @@ _SUPPOSE = re.compile(
     re.IGNORECASE,
 )
 _YES_NO = re.compile(r"[吗么][\s?？]*$")
+# A question about an earlier result than the newest: the first one, or the one before the last change.
+_FIRST = re.compile(
+    r"第一次|第一个|第一版|最开始|一开始|最早|最初|原来的|原先的|原方案"
+    r"|\b(?:first|original|initial)\s+(?:calculation|case|run|one|result|scenario|version|numbers|figures)\b"
+    r"|\b(?:at first|originally|in the beginning)\b",
+    re.I,
+)
+_BEFORE_LATEST = re.compile(
+    r"改之前|调整之前|调整前|修改前|改动前|没改之前|上上次|\bbefore (?:the|that|this|my|our|we|i)\b(?: \w+)? change"
+    r"|\bthe one before\b|\bprevious one\b",
+    re.I,
+)
+# an English question answered yes or no ("Is 8% a reasonable discount rate?"), not "how / what would …"
+_EN_YES_NO = re.compile(
+    r"^\s*(?:is|are|was|were|do|does|did|can|could|will|would|should|shall|has|have|had|may|might)\b", re.I
+)
 
 
 @dataclass
@@ -158,6 +181,17 @@ def _supposes(clause: str) -> bool:
     return bool(_SUPPOSE.search(clause)) and not _A_NOT_A.search(clause) and not _YES_NO.search(clause)
 
 
+def _asks_with_values(clause: str, specs: Mapping[str, AgentSpec]) -> bool:
+    """Whether a wh-question states input values ("How would it look with a 25-year lifetime?", "8%折现率下怎么样")."""
+    return (
+        _is_question(clause)
+        and not _YES_NO.search(clause)
+        and not _A_NOT_A.search(clause)
+        and not _EN_YES_NO.search(clause)
+        and _states_values(clause, specs)
+    )
+
+
 def _is_question(clause: str) -> bool:
     """Whether a clause asks a yes/no or wh- question ("还能全额上网吗", "Can … still …"): a topic, not values."""
     return bool(_QUESTION.search(clause) or _A_NOT_A.search(clause))
@@ -198,10 +232,14 @@ def _producers(specs: Mapping[str, AgentSpec]) -> list[str]:
 
 
 def understand(
-    query: str, specs: Mapping[str, AgentSpec], index: RouteIndex, results: Results
+    query: str, specs: Mapping[str, AgentSpec], index: RouteIndex, results: Results, lang: str = ""
 ) -> Understanding:
-    """The plan `query` asks for (steps with dependencies), or a direct reply; see the module doc."""
-    lang = language(query)
+    """The plan `query` asks for (steps with dependencies), or a direct reply; see the module doc.
+
+    `lang` is the reply's language when the caller knows it better than the words ("1.5 MW?" in an
+    English conversation); by default the request's own.
+    """
+    lang = lang or language(query)
     template = _template(query, index)
     producers = _producers(specs)
     existing = {kind for s in specs.values() for kind in s.produces if results.latest(kind) is not None}
@@ -214,10 +252,11 @@ def understand(
         asked, excluded, alternative = plain
     stated = _inputs_stated(query, specs)
 
-    # a question about a figure ("the IRR from that calculation") is read with every word
-    if template is None and set(plain[0]) <= set(producers) and not stated:
+    # a question about a figure ("the IRR from that calculation", "刚那个方案总共要投多少钱") is read
+    # with every word, or without the words that name the figure and the thing pointed at
+    if template is None and not stated and held:
         reply = _recall(query, specs, results, lang)
-        if reply:
+        if reply and (set(plain[0]) <= set(producers) or _only_a_figure(query, specs, index, results, lang)):
             return Understanding(lang, reply=reply, note="answered from the conversation's results")
     if template is not None:
         return _from_template(template, asked, specs, stated, existing, lang)
@@ -258,6 +297,33 @@ def understand(
     return Understanding(lang, steps=steps, note="clauses → agents", alternative=alternative)
 
 
+def _only_a_figure(
+    query: str, specs: Mapping[str, AgentSpec], index: RouteIndex, results: Results, lang: str
+) -> bool:
+    """Whether a question the results answer asks for nothing else once its figure's words are gone.
+
+    The words naming the figure ("cost", "回收期") are those without which the results no longer
+    answer it; the word after a pointer ("那个方案") names the thing, not work. "How sensitive is
+    the NPV to the tariff?" keeps "sensitive" and stays the sensitivity analysis's.
+    """
+    if any(spec.claims is not None and spec.claims(c) for c in clauses(query) for spec in specs.values()):
+        return False  # its structure asks for work ("电价最低多少能7年回本": a target)
+    # the words pointing at an earlier result ("before the change", "第一次") name a thing too
+    rest = _FIRST.sub(
+        lambda m: " " * len(m.group()), _BEFORE_LATEST.sub(lambda m: " " * len(m.group()), query)
+    )
+    for word in dict.fromkeys(index.words(query)):
+        if not _recall(_blank(query, word), specs, results, lang):
+            rest = _blank(rest, word)
+    return set(_named(rest, specs, index, referents=False, held=True)[0]) <= set(_producers(specs))
+
+
+def _blank(text: str, word: str) -> str:
+    """`text` with `word` blanked (a whole word in Latin script)."""
+    pattern = rf"(?i)\b{re.escape(word)}\b" if word.isascii() else re.escape(word)
+    return re.sub(pattern, lambda m: " " * len(m.group()), text)
+
+
 def _named(
     query: str, specs: Mapping[str, AgentSpec], index: RouteIndex, referents: bool, held: bool = False
 ) -> tuple[list[str], set[str], str]:
@@ -276,12 +342,18 @@ def _named(
         words = clause if referents else index.without_referents(clause)
         named = [n for n, s in specs.items() if s.claims is not None and s.claims(clause)]
         if not named:  # a clause of values names an agent by its words only when it says much more
-            supposed = held and _supposes(clause) and bool(_inputs_stated(clause, specs))
+            supposed = held and (
+                (_supposes(clause) and bool(_inputs_stated(clause, specs)))
+                or _asks_with_values(clause, specs)
+            )
             values = supposed or (_states_values(clause, specs) and not _is_question(clause))
             found = _best_agent(words, specs, index, VALUES_CLAUSE_FLOOR if values else CLAUSE_FLOOR)
             if found and specs[found].vocabulary is not None:
                 found = _about_the_project(words, found, query, specs, index)
             named = [found] if found else []
+            if found and specs[found].vocabulary is not None and not _is_question(clause):
+                # "Calculate 600 kW commercial in Hefei and I'd like to know if …": the project too
+                named = [*_complete_project(clause, specs), found]
             if found and not negated and _is_question(clause) and not _inputs_stated(clause, specs):
                 # a question beside a whole project is about that project, not the corpus's topic
                 if not _complete_project(query, specs):
@@ -337,7 +409,7 @@ def _foreign(query: str, asked: Sequence[str], specs: Mapping[str, AgentSpec], i
     known, total = index.known_terms(query)
     unknown = total - known
     # Chinese segmentation leaves pieces no text uses ("上装", "不划算"): there, only no known word counts
-    return (total > 0 and known == 0) or (language(query) == "en" and unknown >= 2 and unknown > known)
+    return (total > 0 and known == 0) or (language(query) == "en" and unknown >= 2 and unknown >= known)
 
 
 def _in_domain(query: str, specs: Mapping[str, AgentSpec], index: RouteIndex) -> str:
@@ -523,7 +595,8 @@ def _complete_project(clause: str, specs: Mapping[str, AgentSpec]) -> list[str]:
 def _joined(clause: str, specs: Mapping[str, AgentSpec], index: RouteIndex) -> list[str]:
     """Agents the parts of a clause joined by "和" / "and" name on their own ("…的投资回报和电价波动的影响").
 
-    A part that states values, or names a corpus agent (the knowledge base), names nothing here.
+    A part that states values names nothing here, nor does one naming a corpus agent (the knowledge
+    base) unless it asks a question of its own ("… and tell me whether there are still subsidies").
     """
     parts = [p.strip() for p in _JOIN.split(clause) if p and p.strip()]
     if len(parts) < 2:
@@ -533,7 +606,8 @@ def _joined(clause: str, specs: Mapping[str, AgentSpec], index: RouteIndex) -> l
         if _states_values(part, specs):
             continue
         name = _best_agent(part, specs, index, CLAUSE_FLOOR)
-        if name and specs[name].vocabulary is None:
+        # a corpus agent (the knowledge base) only for a part that asks a question of its own
+        if name and (specs[name].vocabulary is None or _is_question(part)):
             found.append(name)
     return found
 
@@ -584,10 +658,28 @@ def _recall(query: str, specs: Mapping[str, AgentSpec], results: Results, lang: 
         if spec.recall is None:
             continue
         for kind in spec.produces:
-            latest = results.latest(kind)
-            if latest is not None and (answer := spec.recall(query, latest.headline, lang)):
+            found = _which(query, kind, results)
+            if found is not None and (answer := spec.recall(query, found, lang)):
                 return answer
     return ""
+
+
+def _which(query: str, kind: str, results: Results) -> dict | None:
+    """The headline of the result of `kind` a question is about: the newest, unless it points earlier.
+
+    "第一次算的IRR" / "the original NPV" → the conversation's first; "改之前的回收期" / "before the
+    change" → the one before the newest. The headline then says which (`which`: first / before).
+    """
+    latest = results.latest(kind)
+    if latest is None:
+        return None
+    wanted = "before" if _BEFORE_LATEST.search(query) else "first" if _FIRST.search(query) else ""
+    if not wanted:
+        return latest.headline
+    older = [r for r in results.recent(limit=200) if r.kind == kind]  # newest first
+    if len(older) < 2:
+        return latest.headline
+    return {**(older[1] if wanted == "before" else older[-1]).headline, "which": wanted}
 
 
 def out_of_scope(specs: Mapping[str, AgentSpec], lang: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["LANGUAGES", "detect_language", "named_language", "pick"]
+__all__ = ["LANGUAGES", "detect_language", "has_language", "named_language", "pick"]
 
 LANGUAGES = ("zh", "en")
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -33,6 +33,11 @@ def detect_language(texts: str | Iterable[str]) -> str:
     cjk = len(_CJK.findall(text))
     words = sum(1 for w in _WORD.findall(text) if w.lower() not in _NEUTRAL)
     return "en" if words > cjk / 1.5 else "zh"
+
+
+def has_language(text: str) -> bool:
+    """Whether `text` shows a language at all: a Chinese character or a word (not "1.5 MW?", "OK", "0.65")."""
+    return bool(_CJK.search(text)) or any(w.lower() not in _NEUTRAL for w in _WORD.findall(text))
 
 
 def named_language(text: str) -> str | None:

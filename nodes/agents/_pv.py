@@ -239,9 +239,12 @@ def recall(question: str, headline: dict[str, Any], lang: str) -> str:
         f"{place_name(str(inputs.get('location', '')), lang)} · "
         f"{type_name(str(inputs.get('project_type', '')), lang)} · {inputs.get('capacity_kw', 0):g} kW"
     )
+    which = headline.get("which", "")  # an earlier result than the newest (nodes.understand)
     if lang == "en":
-        return f"From the latest calculation ({where}): " + "; ".join(f"{en} {v}" for _, en, v in parts) + "."
-    return f"最近一次测算（{where}）：" + "；".join(f"{zh} {v}" for zh, _, v in parts) + "。"
+        head = {"first": "the first", "before": "the previous"}.get(which, "the latest")
+        return f"From {head} calculation ({where}): " + "; ".join(f"{en} {v}" for _, en, v in parts) + "."
+    head = {"first": "第一次", "before": "上一次"}.get(which, "最近一次")
+    return f"{head}测算（{where}）：" + "；".join(f"{zh} {v}" for zh, _, v in parts) + "。"
 
 
 def _figure(key: str, value: Any, lang: str) -> str:

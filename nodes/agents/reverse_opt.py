@@ -241,7 +241,9 @@ def _rounded(variable: str, value: float, lang: str) -> str:
 
 
 _BOUND = re.compile(
-    r"最高|最低|最大|最小|上限|下限|至少|至多|反推|倒推|寻优|反算|maximum|minimum|at (?:most|least)", re.I
+    r"最高|最低|最大|最小|最多|最少|上限|下限|至少|至多|起码|反推|倒推|寻优|反算|(?:降|压|涨|提|升|控制|调)(?:到|在|至)多少"
+    r"|maximum|minimum|at (?:most|least)",
+    re.I,
 )
 
 

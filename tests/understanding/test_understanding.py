@@ -90,6 +90,40 @@ FOLLOW_UPS = {
             "en",
         ),
     ],
+    # session 9: a figure of a pointed-at case, a wh-question stating a value, any short wording before
+    # a value, a discount
+    "recall-pointer-zh": [
+        _turn("南通工商业600kW，测算", CALC, _calc("南通市", "工商业", 600)),
+        {
+            "request": "上面那个方案回本要几年",
+            "expect": {
+                "plans": [[]],
+                "params": {},
+                "question": False,
+                "lang": "zh",
+                "recall": "payback_static",
+            },
+        },
+    ],
+    "wh-values-en": [
+        _turn("Calculate 900 kW commercial PV in Wuhan.", CALC, _calc("武汉市", "工商业", 900), "en"),
+        _turn(
+            "What would it look like with an 8% discount rate?",
+            CALC,
+            _calc("武汉市", "工商业", 900, discount_rate=0.08),
+            "en",
+        ),
+    ],
+    "free-wording-zh": [
+        _turn("郑州工商业1MW测算", CALC, _calc("郑州市", "工商业", 1000)),
+        _turn("折现率用7%再跑一下", CALC, _calc("郑州市", "工商业", 1000, discount_rate=0.07)),
+        _turn("电价打个九折呢", CALC, _calc("郑州市", "工商业", 1000, electricity_price=0.585)),
+    ],
+    # a follow-up with no words of its own is answered in the conversation's language
+    "bare-en": [
+        _turn("Calculate 700 kW commercial PV in Qingdao.", CALC, _calc("青岛市", "工商业", 700), "en"),
+        _turn("1.2 MW?", CALC, _calc("青岛市", "工商业", 1200), "en"),
+    ],
 }
 FOLLOW_UP_CASES = {
     name: {"id": name, "kind": "followup_change", "lang": turns[-1]["expect"]["lang"], "turns": turns}

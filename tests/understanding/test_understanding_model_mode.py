@@ -70,7 +70,10 @@ def test_pinned_case_in_model_mode(case_id, model_env, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["suppose-zh", "relative-en", "reverse-carry"])
+@pytest.mark.parametrize(
+    "name",
+    ["suppose-zh", "relative-en", "reverse-carry", "recall-pointer-zh", "wh-values-en", "free-wording-zh"],
+)
 def test_follow_up_on_the_case_in_model_mode(name, model_env, tmp_path):
     # the model plans each turn as labelled; the values still come from the user's words and the case
     case = FOLLOW_UP_CASES[name]

@@ -11,12 +11,13 @@ written in Chinese characters (五百千瓦) are not read.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable
 from typing import Any
 
-from tools.pv.data import find_locations
+from tools.pv.data import find_locations, locations
 
 __all__ = [
     "EXCLUSIVE_GROUPS",
@@ -29,10 +30,19 @@ __all__ = [
 
 _N = r"((?:(?<![\d.])-)?\d+(?:\.\d+)?)"
 # Between a field's name and its value: copulas, "about", and the verbs of a change ("降到").
-_S = (
-    r"(?:[为是:约\s=都]|降到|降至|降为|降低到|下降到|提高到|提高至|提到|涨到|升到|上涨到|改为|改成|改到|调到|"
-    r"调整为|调整到|变成|换成|变为|只有|仅有|要是|若为|假如|假设|设为|按|到|大概|大约)*"
+_LINK = (
+    r"[为是:约\s=都]|降到|降至|降为|降低到|下降到|提高到|提高至|提到|涨到|升到|上涨到|改为|改成|改到|调到|"
+    r"调整为|调整到|变成|换成|变为|只有|仅有|要是|若为|假如|假设|设为|按|到|大概|大约"
 )
+# Any other short wording between a name and its value is a verb or adverb of saying so ("造价只要3块",
+# "运营期改30年", "电价取0.7", "折现率用8%", "电费其实是0.9"): up to three Chinese characters that
+# neither ask (多少, 最高, 至少: a target's question), nor vary (变动, 浮动: a sensitivity's range), nor
+# compare ("每…", "各…"), nor name another field (电价, 容量…).
+_FREE = (
+    r"(?:(?!多|几|最|至|起码|才|能让|变|动|浮|波|上下|增减|各|每|比|和|与|及|或|电|价|费|量|率|容|装|造|期)"
+    r"[\u4e00-\u9fff]){1,3}"
+)
+_S = rf"(?:{_LINK})*(?:{_FREE}(?:{_LINK})*)?"
 _PRICE_UNIT = r"(元/度|元/kwh|元/千瓦时|元/mwh|元/兆瓦时|分/度|分/kwh|分|元)?"
 _PRICE_SCALE = {"元/mwh": 0.001, "元/兆瓦时": 0.001, "分/度": 0.01, "分/kwh": 0.01, "分": 0.01}
 _REUSE = re.compile(
@@ -43,7 +53,10 @@ _CI_WORDS = (
     "工商业|工业|商业|厂房|厂区|工厂|企业|公司|仓库|物流|园区|商场|超市|酒店|宾馆|写字楼|办公楼|车间|制造|"
     "学校|医院|农场|养殖场|大棚|加油站|停车场|车棚|数据中心|冷库|机关|(?<!电)厂(?![家商])"
 )
-_HOUSEHOLD_WORDS = "户用|居民|家庭|家用|自家|我家|家里|老家|农户|住宅|自建房|农村|别墅|民房|屋主|平房"
+_HOUSEHOLD_WORDS = (
+    "户用|居民|家庭|家用|自家|我家|家里|老家|农户|住宅|自建房|农村|别墅|民房|屋主|平房|"
+    "自己家|咱家|俺家|我们家|房子|自住"
+)
 _CHANGE = re.compile(r"更换到|更换为|换到|换成|改为|改成|改到|变更为|调整为|搬到")
 _PLACE = re.compile(
     r"(?:地点|地址|位置|位于|项目地|所在地|城市|更换到|更换为|换到|换成|改为|改成|改到)[是为在:\s]*([\u4e00-\u9fff]{2,10}?(?:省|市|区|县|州|旗))"
@@ -70,14 +83,30 @@ def _scaled(factor: float, unit: str) -> Callable[[re.Match], str]:
 _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
     (r"[’`´]", "'"),
     (r"(\d)\s*(?:percent|per cent|pct)\b", r"\1%"),
+    # a hedge before an amount ("about 2.4 million kWh", "roughly 60%") is the rules' 约
+    (
+        r"\b(?:about|around|roughly|approximately|approx\.?|nearly|almost|some|circa|close to)\s+(?=[\d-])",
+        "约",
+    ),
+    (r"\b(?:only|just|merely)\s+(?=[\d-])", ""),  # "were only 60%": the value
     (r"(\d+(?:\.\d+)?)\s*billion\b", _scaled(10, "亿")),
     (r"(\d+(?:\.\d+)?)\s*million\b", _scaled(100, "万")),
     (r"(\d+(?:\.\d+)?)\s*(?:thousand\b|k\b(?!\s*w))", _scaled(1000, "")),
     (r"\b(?:yuan|rmb|cny|renminbi)\b|¥", "元"),
     (r"元\s*((?:-)?\d+(?:\.\d+)?)", r"\1元"),  # "RMB 3.1/W" → "3.1元/W"
     (r"\bcents?\b|\bfen\b", "分"),
+    # doubling or halving the size ("double the size", "halve the capacity", "twice as big")
+    (
+        r"\bdouble (?:the |its |our )?(?:system |plant |array )?(?:size|capacity)\b|\btwice as (?:big|large)\b",
+        "装机容量翻倍",
+    ),
+    (
+        r"\bhalve (?:the |its |our )?(?:system |plant |array )?(?:size|capacity)\b|\bhalf (?:the|as) (?:size|big|large)\b",
+        "装机容量减半",
+    ),
     (r"\bkilowatt[- ]?hours?\b|\bkw[- ]?h\b|\bunits? of electricity\b", "kwh"),
     (r"\bmegawatt[- ]?hours?\b", "mwh"),
+    (r"(\d+(?:\.\d+)?)\s*(?:gigawatt[- ]?hours?|gwh)\b", _scaled(100, "万kwh")),  # 1 GWh = 100万 kWh
     (r"\bkilowatts?(?:[- ]peak)?\b", "kw"),
     (r"\bmegawatts?(?:[- ]peak)?\b", "mw"),
     (r"\bwatts?(?:[- ]peak)?\b", "w"),
@@ -91,19 +120,36 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
     ),
     (r"\b(?:at least|no less than|not less than|minimum of|above|>=|≥)\s*", "不低于"),
     (r"\bpayback(?: period| time)?\b|\bpay[- ]?back period\b", "回收期"),
-    (r"\bpays? (?:itself |for itself )?back\b|\bbreak[- ]?even\b", "回本"),
+    (r"\bpays? (?:itself |for itself )?back\b|\bbreak(?:s|ing)?[- ]?even\b|\bpays? off\b", "回本"),
     (r"\binternal rate of return\b", "irr"),
     (r"\bnet present value\b", "npv"),
     (
-        r"\b(?:export(?:ing|s)?|sell(?:ing|s)?) (?:all|everything)(?: (?:of )?(?:the |their |its |my )?(?:power|electricity|energy|output))?(?: to the grid)?|\bfull(?:[- ]grid)? (?:export|feed[- ]in)\b",
+        r"\b(?:all|the whole|every kwh of)(?: (?:of )?(?:the |its |our )?(?:power|electricity|energy|output|generation))? (?:is |are |gets |goes |being )?(?:sold|exported|fed) (?:in)?to the grid"
+        r"|\b(?:export(?:ing|s)?|sell(?:ing|s)?) (?:all|everything)(?: (?:of )?(?:the |their |its |my )?(?:power|electricity|energy|output))?(?: to the grid)?|\bfull(?:[- ]grid)? (?:export|feed[- ]in)\b",
         "全额上网",
     ),
     (
         r"\b(?:full|complete|total) self[- ]?(?:consumption|use)\b|\bself[- ]?consum(?:e|es|ing) (?:all|everything)\b",
         "全部自用",
     ),
+    # the verb forms: "self-consume 90%", "consumes 85% of the solar", "use only 40% of the power ourselves",
+    # "70% of the output is used on site": a share of the output used on site (a load is in kWh, not %)
     (
-        r"\bself[- ]?(?:consumption|consumed|use|used)(?: (?:ratio|rate|share|percentage|level))?\b|\bon[- ]site (?:consumption|use)\b",
+        r"\bself[- ]?consum(?:e|es|ed|ing)\s+(?:only\s+|just\s+|up to\s+|约\s*)?(\d+(?:\.\d+)?)\s*%"
+        # other verbs only with what is used ("use 8% discount rate" is no share of the output)
+        r"|\b(?:consum(?:e|es|ed|ing)|us(?:e|es|ed|ing)|absorb(?:s|ed|ing)?)\s+(?:only\s+|just\s+|up to\s+|约\s*)?"
+        r"(\d+(?:\.\d+)?)\s*%\s+of\s+(?:the\s+|its\s+|our\s+|their\s+)?(?:power|output|electricity|energy|generation|solar|pv|it)\b",
+        lambda m: f"自发自用{m[1] or m[2]}%",
+    ),
+    (
+        r"(\d+(?:\.\d+)?)\s*%\s+(?:of\s+(?:the\s+|it\s*|its\s+|our\s+|their\s+)?(?:power|output|electricity|energy|"
+        r"generation|solar|pv)?\s*)?(?:is\s+|gets\s+|would be\s+|will be\s+|can be\s+)?(?:self[- ]?)?(?:consumed|used)"
+        r"\s+(?:on[- ]?site|ourselves|locally|by us|in[- ]house|directly|by the (?:site|factory|plant|building))",
+        r"自发自用\1%",
+    ),
+    (
+        r"\bself[- ]?(?:consumption|consumed|use|used)(?: (?:ratio|rate|share|percentage|level))?\b|\bon[- ]site (?:consumption|use)\b"
+        r"|\bself[- ]?consum(?:e|es|ing)\b|\b(?:use|consume)\s+(?:it\s+|them\s+)?(?:ourselves|myself|on[- ]site|locally|in[- ]house)\b",
         "自发自用",
     ),
     (
@@ -120,7 +166,7 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
         "年用电量",
     ),
     (
-        r"\b(?:uses?|using|consumes?|consuming)\s+([\d.]+\s*(?:万|亿)?\s*(?:kwh|mwh))\s*(?:/年|a year|per year|each year|annually)",
+        r"\b(?:uses?|using|consumes?|consuming)\s+(?:约\s*)?([\d.]+\s*(?:万|亿)?\s*(?:kwh|mwh))\s*(?:/年|a year|per year|each year|annually)",
         r"年用电量\1",
     ),
     (r"\b(?:o&m|operation and maintenance|maintenance) (?:cost|costs|fee|fees)?\b", "运维"),
@@ -139,6 +185,7 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
         "运营期",
     ),
     (r"(?:^|(?<=[,;:，；]))\s*(\d+)年(?=\s*(?:[.,;，。；]|$))", r" 运营期\1年"),  # ", 25 years."
+    (r"(\d+)年\s*(?:period|term)\b", r"运营期\1年"),  # "a 30-year period", "a 20-year term"
     (
         r"\b(?:commercial|industrial|c ?& ?i|c and i|factory|factories|warehouse|plant|business|company|"
         r"enterprise|office|mall|hotel|logistics|workshop|manufactur\w*|school|hospital|farm|shop|store|"
@@ -159,12 +206,17 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
     (r"\b(?:raise|increase|lift)\s+(?:the\s+)?([a-z\u4e00-\u9fff&/ -]{2,30}?)\s+by\b", r"\1 提高"),
     (
         r"\b(?:drop(?:s|ped)?|fall(?:s|en)?|fell|(?:goes|go|went|comes?|came) down|decrease[sd]?|"
-        r"reduced?|(?:is |was )?cut|lowered|shrinks?|shrank)\s+by\b",
+        r"reduced?|(?:is |was )?cut|lowered|shrinks?|shrank)(?:\s+by\b|(?=\s+约?\s*[\d-]))",
         "降低",
     ),
     (
-        r"\b(?:rises?|risen|rose|(?:goes|go|went|comes?|came) up|increase[sd]?|raised|grows?|grew)\s+by\b",
+        r"\b(?:rises?|risen|rose|(?:goes|go|went|comes?|came) up|increase[sd]?|raised|grows?|grew)(?:\s+by\b|(?=\s+约?\s*[\d-]))",
         "提高",
+    ),
+    # "a 10% cheaper system": the system's cost
+    (
+        rf"({_AMOUNT})\s*cheaper\s+(?:pv\s+|solar\s+)?(?:system|installation|plant|array|panels|modules|equipment|build)\b",
+        r"造价降低\1",
     ),
     (rf"({_AMOUNT})\s*(?:lower|cheaper|less|smaller)\b", r"降低\1"),
     (rf"({_AMOUNT})\s*(?:higher|more|bigger|larger)\b", r"提高\1"),
@@ -174,6 +226,7 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
         r"reach(?:es|ed|ing)?|hit|get|gets|achieve[sd]?|target(?:ing)?)\b\s*(?:to\b)?",
         " ",
     ),
+    (r"\b(?:optimal|optimum|ideal|best|right)\b", "最佳"),
     (r"\b(?:highest|maximum|max|most|upper limit)\b", "最高"),
     (r"\b(?:lowest|minimum|min|least|lower limit)\b", "最低"),
     (r"\b(?:largest|biggest)\b", "最大"),
@@ -187,6 +240,11 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
     (
         r"\b(?:solve for|back[- ]?calculate|back[- ]?solve|work out|reverse[- ]?(?:engineer|calculate|solve)?|optimi[sz]e|find)\b",
         "反推",
+    ),
+    # a value before its name: "try 0.7 for the tariff", "use 8% as the discount rate"
+    (
+        rf"({_AMOUNT}|\d+年)\s+(?:for|as)\s+(?:the\s+|our\s+|a\s+)?(上网电价|电价|造价|折现率|自发自用|运营期|装机容量|年用电量)",
+        r"\2 \1",
     ),
     # "change the discount rate to 6%": the rules read 到 between a name and its value
     (r"\b(?:(?:up|down) )?to\b", "到"),
@@ -213,7 +271,10 @@ _ZH_RUN = "[零〇一二两三四五六七八九十百千]+(?:点[零〇一二�
 # "一个", "一点" stay words. 千 of 千瓦 is the unit's, not the number's (the run backs off it).
 _ZH_NUMBER = re.compile(
     rf"百分之(?P<pct>{_ZH_RUN})|(?<=[块毛])(?P<tail>[一二三四五六七八九])(?![十百千])|"
-    rf"(?P<run>{_ZH_RUN})(?!分[之点])(?=\s*(?:个\s*[亿万]|千瓦|兆瓦|kw|mw|万|亿|元|块|毛|分|度|年|%|成|个百分点|平方|平米|小时))"
+    # a numeral with an order (十, 百, 千) ending a clause: "每千瓦造价三千三", "年限二十"
+    r"(?P<bare>[一二两三四五六七八九十][零〇一二两三四五六七八九十百千]*[十百千][一二三四五六七八九]?)"
+    r"(?=\s*(?:[，。,;；!！?？、]|$))|"
+    rf"(?<![\d.零〇一二两三四五六七八九])(?P<run>{_ZH_RUN})(?!分[之点])(?=\s*(?:个\s*[亿万]|个半|折|千瓦|兆瓦|kw|mw|万|亿|元|块|毛|分|度|年|%|成|个百分点|平方|平米|小时))"
 )
 
 
@@ -235,7 +296,7 @@ def _zh_integer(text: str) -> int | None:
 
 
 def _zh_number(m: re.Match) -> str:
-    text = m["tail"] or m["pct"] or m["run"]
+    text = m["tail"] or m["pct"] or m["bare"] or m["run"]
     whole, _, fraction = text.partition("点")
     number = _zh_integer(whole) if whole else 0
     if number is None:
@@ -256,8 +317,42 @@ _EN_NUMBER = re.compile(
     r"\b(zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
     r"thirty|forty|fifty)(?:[ -](one|two|three|four|five|six|seven|eight|nine))?(?: (hundred|thousand))?"
     r"(?= (?:kilowatts?|megawatts?|kw|mw|kwp|mwp|years?|million|yuan|percent|cents?)\b)"
-    r"|(?<!half )\b(a|an)(?= (?:kilowatts?|megawatts?)\b)"  # "a year" stays words; "half a" is the model's
+    r"|(?<!half )\b(a|an)(?= (?:kilowatts?|megawatts?)\b)"  # "a year" stays words
 )
+# "two and a half megawatts" / "2 and a half MW" → 2.5, "half a megawatt" → 0.5, "one and a half million" → 1.5
+_EN_HALF = re.compile(
+    r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|a|an) and a half(?= (?:kilowatts?|megawatts?|kw|mw|"
+    r"kwp|mwp|years?|million|yuan|percent|cents?)\b)|\bhalf an? (?=kilowatt|megawatt|million)"
+)
+
+
+_DIGIT_WORDS = "zero|one|two|three|four|five|six|seven|eight|nine"
+# "one point two megawatts" → 1.2, "zero point six five yuan" → 0.65
+_EN_POINT = re.compile(
+    rf"\b(\d+|{_DIGIT_WORDS}|ten|eleven|twelve) point ((?:{_DIGIT_WORDS}|\d)(?:[ -](?:{_DIGIT_WORDS}))*)\b"
+)
+
+
+def _en_point(m: re.Match) -> str:
+    whole = m[1] if m[1].isdigit() else str(_EN_NUMBERS[m[1]])
+    digits = "".join(w if w.isdigit() else str(_EN_NUMBERS[w]) for w in re.split(r"[ -]", m[2]))
+    return f"{whole}.{digits}"
+
+
+# "一兆二" / "两兆五" (spoken 1.2 / 2.5 megawatts): 兆 stands for 兆瓦 with the tenths after it
+_ZH_MEGA = re.compile(r"([一二两三四五六七八九\d])兆([一二三四五六七八九\d])(?![瓦\d千百万亿])")
+
+
+def _zh_mega(m: re.Match) -> str:
+    whole, tenth = (c if c.isdigit() else str(_ZH_DIGITS[c]) for c in (m[1], m[2]))
+    return f"{whole}.{tenth}兆瓦"
+
+
+def _en_half(m: re.Match) -> str:
+    if m[1] is None:
+        return "0.5 "
+    whole = float(m[1]) if m[1].isdigit() else _EN_NUMBERS[m[1]]
+    return f"{whole + 0.5:g}"
 
 
 def _en_number(m: re.Match) -> str:
@@ -274,6 +369,10 @@ def _en_number(m: re.Match) -> str:
 _CHINESE: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
     (r"百分之(\d+(?:\.\d+)?)", r"\1%"),
     (r"(\d)\s*个\s*(亿|万)", r"\1\2"),  # "1个亿" = 1亿
+    # "两个半兆瓦" = 2.5兆瓦, "半兆瓦" = 0.5兆瓦
+    (r"(\d+)\s*个半\s*(?=兆瓦|千瓦|mw|kw|万|亿|小时|年)", lambda m: f"{int(m[1]) + 0.5:g}"),
+    (r"(?<![\d一二三四五六七八九十两个大多])半\s*(?=兆瓦|mw)", "0.5"),
+    (r"(\d+(?:\.\d+)?)\s*(?:gwh|吉瓦时)", _scaled(100, "万kwh")),
     (r"(\d+(?:\.\d+)?)\s*成(?![本功立为果交])", lambda m: f"{float(m[1]) * 10:g}%"),  # 七成 = 70%
     (r"(\d)\s*毛\s*(\d)?(?![\d.])(?:钱)?", lambda m: f"0.{m[1]}{m[2] or ''}元"),
     (r"(\d+)\s*块\s*(\d)(?![\d.])", r"\1.\2元"),
@@ -282,13 +381,57 @@ _CHINESE: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
     (r"元\s*(?:一|每|1)\s*(?:瓦|wp?)(?![a-z])", "元/w"),
     (
         r"(?:每|一|1)\s*(?:度电?|千瓦时|kwh)(?:的)?(?:电价|电费|价格|价钱|电)?\s*(?:[为是:约要收合]|大概|大约)*"
-        r"\s*(\d+(?:\.\d+)?)\s*元(?![/\d])",
+        r"\s*(-?\d+(?:\.\d+)?)\s*元(?![/\d])",
         r"\1元/度",
     ),
     (r"(?:一|1)瓦", "每瓦"),
     (r"(\d+(?:\.\d+)?)\s*万\s*(千瓦|kwp?)(?![h时])", lambda m: f"{float(m[1]) * 1e4:g}{m[2]}"),
 )
 _CHINESE_COMPILED = tuple((re.compile(p), r) for p, r in _CHINESE)
+
+
+# English words the rules read, kept as they are and used to correct a typo one letter away
+# ("comercial", "calcualte", "Shenzen"); the places' spellings of the yield table join them.
+_SPELLED = frozenset(
+    "commercial residential industrial household calculate calculation capacity electricity consumption "
+    "discount lifetime payback tariff sensitivity analysis report megawatt megawatts kilowatt kilowatts "
+    "warehouse factory rooftop economics estimate evaluate investment feasibility".split()
+)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether `a` becomes `b` by one insertion, deletion, substitution or swap of neighbours."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and a[diff[0]] == b[diff[1]]
+            and a[diff[1]] == b[diff[0]]
+        )
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
+
+
+@functools.lru_cache(maxsize=8)
+def _known_words(table: tuple) -> frozenset[str]:
+    return _SPELLED | {w for loc in table for name in loc.names_en for w in re.findall(r"[a-z]+", name)}
+
+
+@functools.lru_cache(maxsize=4096)
+def _corrected(word: str, known: frozenset[str]) -> str:
+    if word in known:
+        return word
+    near = [k for k in known if abs(len(k) - len(word)) <= 1 and _one_edit(word, k)]
+    return near[0] if len(near) == 1 else word
+
+
+def _spelled(text: str) -> str:
+    """Lower-case English `text` with words of six letters or more one edit from exactly one known word corrected."""
+    known = _known_words(locations())
+    return re.sub(r"(?<![a-z])[a-z]{6,}(?![a-z])", lambda m: _corrected(m.group(), known), text)
 
 
 def normalize(text: str) -> str:
@@ -299,9 +442,12 @@ def normalize(text: str) -> str:
     """
     text = unicodedata.normalize("NFKC", text).lower().replace("−", "-")
     text = re.sub(r"(?<=\d),(?=\d{3})", "", text)
+    text = re.sub(r"负\s*(?=\d)", "-", text)  # "电价负0.3元": a negative number, named back
+    text = _ZH_MEGA.sub(_zh_mega, text)
     text = _ZH_NUMBER.sub(_zh_number, text)
     if re.search(r"[a-z]{2}", text):
-        text = _EN_NUMBER.sub(_en_number, text)
+        text = _EN_POINT.sub(_en_point, _spelled(text))
+        text = _EN_NUMBER.sub(_en_number, _EN_HALF.sub(_en_half, text))
         for pattern, repl in _ENGLISH_COMPILED:
             text = pattern.sub(repl, text)  # type: ignore[arg-type]
     for pattern, repl in _CHINESE_COMPILED:
@@ -362,11 +508,11 @@ _RULES: tuple[tuple[str, Callable[[re.Match], dict[str, Any]]], ...] = (
         _om,
     ),
     (
-        rf"(?:余电上网电价|上网电价|燃煤基准价|燃煤标杆电价|脱硫煤电价|标杆电价|基准电价){_S}{_N}\s*{_PRICE_UNIT}",
+        rf"(?:余电上网电价|上网电价|燃煤基准价|燃煤标杆电价|脱硫煤电价|标杆电价|基准电价){_S}{_N}\s*{_PRICE_UNIT}(?![\d.]*\s*%)",
         lambda m: {"feed_in_price": float(m[1]) * _PRICE_SCALE.get(m[2] or "", 1)},
     ),
     (
-        rf"(?:电价|电费|用电价格|购电价格){_S}{_N}\s*{_PRICE_UNIT}",
+        rf"(?:电价|电费|用电价格|购电价格){_S}{_N}\s*{_PRICE_UNIT}(?![\d.]*\s*%)",
         lambda m: {"electricity_price": float(m[1]) * _PRICE_SCALE.get(m[2] or "", 1)},
     ),
     (
@@ -378,19 +524,28 @@ _RULES: tuple[tuple[str, Callable[[re.Match], dict[str, Any]]], ...] = (
         lambda m: {"capex_total_yuan": float(m[1]) * {"亿": 1e8, "万": 1e4}.get(m[2][0], 1)},
     ),
     (rf"{_N}\s*(元/wp|元/w|元/瓦|元每瓦|元/kwp|元/kw|元/千瓦|万元/mwp|万元/mw|万元/兆瓦)(?![h时])", _capex),
-    (rf"每瓦{_S}{_N}\s*元", lambda m: {"capex_yuan_per_w": float(m[1])}),
+    (rf"(?:每|单)瓦{_S}{_N}\s*元", lambda m: {"capex_yuan_per_w": float(m[1])}),
+    # a cost per kW or per W in words: "每千瓦造价3300元", "造价每千瓦3300", "cost per kW 2,900 yuan"
+    (
+        rf"(?:每|/)\s*(千瓦|kwp?|瓦|wp?)(?![h时])\s*的?(?:造价|成本|投资|单价|价格){_S}{_N}\s*元?(?![/\d.])",
+        lambda m: {"capex_yuan_per_w": float(m[2]) / (1000 if m[1][0] in "千k" else 1)},
+    ),
+    (
+        rf"(?:造价|成本|投资|单价)\s*(?:每|/)\s*(千瓦|kwp?|瓦|wp?)(?![h时]){_S}{_N}\s*元?(?![/\d.])",
+        lambda m: {"capex_yuan_per_w": float(m[2]) / (1000 if m[1][0] in "千k" else 1)},
+    ),
     (
         rf"(?:单瓦造价|单瓦成本|单瓦投资|每瓦造价|每瓦成本){_S}{_N}\s*元(?![/每\d])",
         lambda m: {"capex_yuan_per_w": float(m[1])},
     ),
     (
-        rf"(?:单瓦造价|单位造价|单瓦成本|单位投资|建设成本|epc|造价){_S}{_N}(?!\s*(?:[\d.]|元|万|亿))",
+        rf"(?:单瓦造价|单位造价|单瓦成本|单位投资|建设成本|epc|造价){_S}{_N}(?!\s*(?:[\d.%]|元|万|亿))",
         lambda m: {"capex_unitless": float(m[1])},
     ),
     # "造价3元": yuan without "/W" after a cost's name is per watt when it is a per-watt figure
     (rf"(?:单位造价|单位投资|建设成本|epc|造价){_S}{_N}\s*元(?![/每\d])", _bare_yuan),
     (
-        rf"(?:年用电量|年用电|年耗电量|年均用电量){_S}{_N}\s*(万度|万kwh|万千瓦时|亿度|度|kwh|千瓦时|mwh|兆瓦时|万)?",
+        rf"(?:年用电量|年用电|年耗电量|年均用电量){_S}{_N}\s*(万度|万kwh|万千瓦时|亿度|亿kwh|亿千瓦时|度|kwh|千瓦时|mwh|兆瓦时|万)?",
         _load,
     ),
     (
@@ -416,6 +571,15 @@ _RULES: tuple[tuple[str, Callable[[re.Match], dict[str, Any]]], ...] = (
     ),
     (
         rf"{_N}\s*%\s*的?(?:自发自用比例|自发自用率|自发自用|自用比例|自用率|自用|消纳比例)",
+        lambda m: {"self_consumption": _ratio(m[1], "%")},
+    ),
+    # the verb forms: "自己能用掉70%", "消纳80%", "70%的电自己用"
+    (
+        rf"(?:用掉|用了|消纳掉?|消耗掉|吃掉|自己用)\s*(?:了|掉)?\s*(?:约|大概|大约)?\s*{_N}\s*%",
+        lambda m: {"self_consumption": _ratio(m[1], "%")},
+    ),
+    (
+        rf"{_N}\s*%\s*(?:的(?:电量?|发电量?|光伏电))?\s*(?:都|能|可以|会)?\s*(?:自己|自家|厂里|厂区|我们|家里)\s*(?:能|可以|会)?\s*(?:用掉|用|消纳)",
         lambda m: {"self_consumption": _ratio(m[1], "%")},
     ),
     (r"全额上网", lambda m: {"self_consumption": 0.0}),
@@ -506,7 +670,10 @@ _UNNAMED = re.compile(
     r"(?<![\u4e00-\u9fff])(?:再|还|又)?\s*(?:(?P<down>降低|减少|少|降|便宜)|(?P<up>提高|增加|多|加))\s*(?:了|个)?"
     rf"\s*{_N}\s*(元/kwh|元/度|分/度|元/w|元/kw|mw|兆瓦|kw|千瓦)(?![h时])"
 )
-_FOLD = re.compile(rf"({_NAMES})\s*(?:再|还|又)*\s*(翻倍|翻一番|加倍|减半)")
+_HALF = "减半|减一半|砍半|砍一半|少一半|缩小一半|降一半|打对折|对半"
+# "电价打九折" / "造价打个八五折": a discount, as a factor
+_DISCOUNT = re.compile(rf"({_NAMES})\s*(?:再|还|又|能|可以|如果|要是)*\s*打\s*个?\s*(\d+(?:\.\d+)?)\s*折")
+_FOLD = re.compile(rf"({_NAMES})\s*(?:再|还|又|能|可以)*\s*(翻倍|翻一番|加倍|增加一倍|扩大一倍|{_HALF})")
 
 
 def _change(m: re.Match) -> tuple[str, tuple[str, float]]:
@@ -529,13 +696,16 @@ def _changes(rest: str) -> tuple[dict[str, tuple[str, float]], str]:
     for m in _RELATIVE.finditer(rest):
         name, change = _change(m)
         found.setdefault(name, change)
+    for m in _DISCOUNT.finditer(rest):
+        factor = float(m[2])
+        found.setdefault(_CHANGE_NAMES[m[1]], ("scale", factor / 10 if factor < 10 else factor / 100))
     for m in _FOLD.finditer(rest):
-        found.setdefault(_CHANGE_NAMES[m[1]], ("scale", 0.5 if m[2] == "减半" else 2.0))
+        found.setdefault(_CHANGE_NAMES[m[1]], ("scale", 0.5 if re.fullmatch(_HALF, m[2]) else 2.0))
     rest = _RELATIVE.sub(lambda m: " " * len(m[0]), rest)
     for m in _UNNAMED.finditer(rest):
         scale = {"分/度": 0.01, "元/kw": 0.001, "mw": 1000.0, "兆瓦": 1000.0}.get(m[4], 1.0)
         found.setdefault(_UNIT_FIELDS[m[4]], ("add", (-1.0 if m["down"] else 1.0) * float(m[3]) * scale))
-    for pattern in (_UNNAMED, _FOLD):
+    for pattern in (_UNNAMED, _FOLD, _DISCOUNT):
         rest = pattern.sub(lambda m: " " * len(m[0]), rest)
     return found, rest
 
@@ -561,6 +731,8 @@ def apply_changes(fields: dict[str, Any], base: dict[str, Any]) -> tuple[dict[st
 # Between two values of one field: the later one replaces the first ("从500kW改成1MW", "from 3 to 2.8").
 _CHANGE_BETWEEN = re.compile(
     r"改成|改为|改到|换成|换为|变成|变为|调到|调整为|调整到|调成|降到|降至|降为|提高到|提到|涨到|升到|到|至|->|→|\bto\b|\binstead\b"
+    # a speaker correcting themself: "500kW，哦不对，是300kW", "800 kW, sorry, I mean 600 kW"
+    r"|不对|不是|错了|说错|更正|应该是|其实是|\bsorry\b|\bi mean\b|\bi meant\b|\bactually\b|\brather\b|\bcorrection\b"
 )
 
 

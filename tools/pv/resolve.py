@@ -16,6 +16,7 @@ from tools.lang import pick
 from tools.pv.data import PROJECT_TYPES, defaults_for, feed_in_price, locations
 
 __all__ = [
+    "PLAUSIBLE",
     "DEFAULTED",
     "LABELS",
     "LABELS_EN",
@@ -339,6 +340,10 @@ _RANGES = (
         "900–1700 kWh/kWp in most of China",
     ),
 )
+
+
+# The plausible range of each checked input: what a calculation accepts, and where reverse optimisation searches.
+PLAUSIBLE: dict[str, tuple[float, float]] = {name: (low, high) for name, low, high, _, _ in _RANGES}
 
 
 def _check(v: dict[str, Any], lang: str = "zh") -> Resolution | None:

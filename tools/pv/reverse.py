@@ -15,6 +15,7 @@ from typing import Any
 
 from tools.pv.economics import simulate
 from tools.pv.inputs import normalize
+from tools.pv.resolve import PLAUSIBLE
 
 __all__ = ["BOUNDS", "VARIABLES", "parse_target", "solve", "strip_target"]
 
@@ -23,17 +24,20 @@ _IRR = (
     re.compile(rf"(?:irr|内部收益率|(?<!基准)收益率)[^\d,，。;；%]{{0,8}}?{_N}\s*%"),
     re.compile(rf"{_N}\s*%\s*的?(?:irr|内部收益率|收益率)(?!\s*\d)"),
 )
-# not "the NPV of 600 kW": a figure followed by a capacity or energy unit is the project's size
+# not "the NPV of 600 kW" / "NPV for an 11 kWp array": a figure followed by a capacity or energy unit is the
+# project's size
 _NPV = (
     re.compile(
-        rf"(?:npv|净现值)[^\d,，。;；%]{{0,8}}?{_N}\s*(亿|万)?\s*元?(?!\s*(?:[\d%]|[kmg]?wh?\b|千瓦|兆瓦|瓦|度))"
+        rf"(?:npv|净现值)[^\d,，。;；%]{{0,8}}?{_N}\s*(亿|万)?\s*元?(?!\s*(?:[\d%]|[kmg]?w[hp]?\b|千瓦|兆瓦|瓦|度))"
     ),
 )
 _PAYBACK = (
     re.compile(
         rf"(?:投资回收期|回收期|回本期|回收年限|回本)[^\d,，。;；%]{{0,8}}?{_N}\s*年(?:以内|之内|内)?"
     ),
-    re.compile(rf"{_N}\s*年\s*(?:以内|之内|内)?\s*(?:回本|回收期|收回投资)"),
+    re.compile(
+        rf"{_N}\s*年\s*(?:以内|之内|内)?\s*(?:就|能|可以|才能|便|就能|就可以)?\s*(?:回本|回收期|收回投资)"
+    ),
 )
 _NPV_POSITIVE = re.compile(
     r"(?:npv|净现值)[^\d,，。;；%]{0,6}?(?:转正|为正|大于零|大于0|不为负|positive|above zero|>\s*0)"
@@ -62,19 +66,26 @@ VARIABLES: dict[str, str] = {
     "装多少": "capacity_kw",
 }
 _WORDS = "|".join(sorted(VARIABLES, key=len, reverse=True))
-_ASKED = r"多少|几|最高|最低|最大|最小|上限|下限|需要|应|要降|要到|能到|降到|提高到|至少|起码"
+_ASKED = r"多少|多大|几|最高|最低|最大|最小|上限|下限|需要|应|要降|要到|能到|降到|提高到|至少|起码"
 _VARIABLE = (
     re.compile(rf"({_WORDS})[^,，。;；\d]{{0,8}}?(?:{_ASKED})"),
     re.compile(rf"(?:多少|多大|最高|最低|最大|最小|怎样的|什么样的?)[^,，。;；\d]{{0,12}}?({_WORDS})"),
     re.compile(rf"(?:反推|倒推|求|寻优|优化|算出|计算)[^,，。;；]{{0,8}}?({_WORDS})"),
     re.compile(r"(装多大|装多少)"),  # the words ask already
+    # "the optimal capacity", "最佳装机容量", "最合适的装机规模": the value sought
+    re.compile(rf"(?:最佳|最优|最合适|最理想|合适|理想)的?\s*({_WORDS})"),
 )
-# Search range per variable; capacity depends on the project type (see reverse_opt).
+# Breaking even without a number of years ("保本", "不亏本", "break even"): an NPV of at least zero.
+_BREAK_EVEN = re.compile(r"保本|不亏|不赔|回本|收回成本|收回投资")
+_LIMIT = re.compile(r"最高|最低|最大|最小|最多|最少|至少|至多|上限|下限|起码|到多少")
+# A variable's name with no value after it ("上网电价" in "上网电价多少合适", not "造价3元/W").
+_UNVALUED = re.compile(rf"({_WORDS})(?![^,，。;；]{{0,6}}?\d)")
+# Search range per variable: the range a calculation accepts as plausible (`tools.pv.resolve.PLAUSIBLE`),
+# so an answer is always a value the user could enter (a feed-in price of 1.47 yuan/kWh for a 50% IRR is
+# out of reach, not an answer); capacity depends on the project type (see reverse_opt).
 BOUNDS: dict[str, tuple[float, float]] = {
-    "capex_yuan_per_w": (1.0, 15.0),
-    "electricity_price": (0.0, 5.0),
-    "feed_in_price": (0.0, 2.0),
-    "self_consumption": (0.0, 1.0),
+    name: PLAUSIBLE[name]
+    for name in ("capex_yuan_per_w", "electricity_price", "feed_in_price", "self_consumption")
 }
 # The answer is the highest value that still meets the target for these, else the lowest.
 _HIGHEST = frozenset({"capex_yuan_per_w", "capacity_kw"})
@@ -104,6 +115,18 @@ def parse_target(text: str) -> dict[str, Any]:
     hits = [(m.start(1), m[1]) for p in _VARIABLE for m in p.finditer(rest)]
     if hits:
         found["solve_for"] = VARIABLES[min(hits)[1]]
+    if (
+        "solve_for" in found
+        and not any(k.startswith("target") for k in found)
+        and _BREAK_EVEN.search(rest)
+        and _LIMIT.search(rest)
+    ):
+        found["target_npv"] = 0.0  # "造价最高多少才能保本": the bound where the project stops losing money
+    elif any(k.startswith("target") for k in found) and "solve_for" not in found:
+        # a target and one variable named without a value ("feed-in price for a 7% IRR?"): that one
+        named = {VARIABLES[m[1]] for m in _UNVALUED.finditer(rest)}
+        if len(named) == 1:
+            found["solve_for"] = named.pop()
     return found
 
 

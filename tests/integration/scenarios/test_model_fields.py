@@ -31,8 +31,10 @@ from tools.pv.inputs import merge_fields, parse_fields
 from tools.pv.model_fields import PvInputs
 from tools.pv.resolve import resolve_inputs
 
-HALF_MW = "杭州余杭区工商业厂房屋顶，大概装半兆瓦，帮我测算收益"  # the parser reads no capacity here
-ENGLISH = "Commercial rooftop in Hangzhou Yuhang, about half a megawatt"
+# Half a megawatt as a count of panels times their power: the parser reads no capacity here (it reads
+# "半兆瓦" and "half a megawatt" since session 9), the model can.
+HALF_MW = "杭州余杭区工商业厂房屋顶，大概能铺一千片500W的板子，帮我测算收益"
+ENGLISH = "Commercial rooftop in Hangzhou Yuhang, room for a thousand 500-watt panels"
 FILLED = "已根据您的描述识别出："
 TOOL = PvInputs.__name__
 
@@ -142,7 +144,7 @@ FALLBACKS = {
 
 @pytest.mark.parametrize("script", FALLBACKS.values(), ids=FALLBACKS.keys())
 def test_a_failing_model_leaves_exactly_the_offline_result(script: list[Reply], model_for, data_dir, caplog):
-    text = "帮我测算大概半兆瓦的屋顶光伏"  # place and type missing: offline asks for them and the capacity
+    text = "帮我测算大概一千片500W板子的屋顶光伏"  # place and type missing: offline asks for them and the capacity
     offline = run_step(pv_calc, text, data_dir)
     progress: list[str] = []
     with ScriptedOpenAIServer(script) as server:
@@ -168,7 +170,7 @@ def test_a_timeout_falls_back_without_failing_the_step(model_for, data_dir, capl
 
 
 def test_one_model_call_per_step_though_the_agent_gathers_fields_twice(model_for, data_dir):
-    text = "杭州余杭区工商业屋顶，大约半兆瓦，造价降到多少才能让IRR达到8%"
+    text = "杭州余杭区工商业屋顶，大约一千片500W的板子，造价降到多少才能让IRR达到8%"
     with ScriptedOpenAIServer([reply_tool_call(TOOL, {"capacity_kw": 500})]) as server:
         done = run_step(reverse_opt, text, data_dir, model_for(server))
         requests = server.requests

@@ -255,3 +255,86 @@ def test_a_question_naming_the_domain_goes_to_the_knowledge_base():
 def test_pieces_of_chinese_segmentation_do_not_make_a_pv_request_foreign():
     # jieba leaves pieces no routing text uses ("不划算"); a request naming the domain is the domain's
     assert _plan("帮我测一下楼顶装光伏划不划算") == [("pv_calc", [])]
+
+
+def test_a_figure_asked_about_a_pointed_at_case_is_recalled_not_recomputed(with_case):
+    # the words naming the figure and the thing pointed at ("那个方案") name no work
+    found = understand("上面那个方案回本要几年", SPECS, INDEX, with_case)
+    assert found.steps == [] and "5.2" in found.reply
+    english = understand("How much did that project cost in total?", SPECS, INDEX, with_case)
+    assert english.steps == [] and "1,590,000" in english.reply
+    # a word of work beside the figure keeps the work
+    assert _plan("How sensitive is the NPV to the tariff?", with_case) == [("sensitivity", [])]
+    assert _plan("电价变化对IRR影响多大", with_case) == [("sensitivity", [])]
+
+
+def test_a_wh_question_stating_values_about_the_case_recomputes_it(with_case):
+    assert _plan("What would it look like with an 8% discount rate?", with_case) == [("pv_calc", [])]
+    assert _plan("那按6%的折现率算出来怎么样", with_case) == [("pv_calc", [])]
+    # a yes/no question about a value is not a change to the case
+    assert "pv_calc" not in [name for name, _ in _plan("Is 8% a reasonable discount rate?", with_case)]
+
+
+def test_amounts_of_money_name_no_work():
+    # "1.5 million yuan" is an amount; what is calculated (repayments of a loan) is no agent's
+    assert _plan("Work out the monthly repayments on a 1.5 million yuan home loan") == []
+    assert _plan("Name the planets of the solar system") == []
+    assert _plan("Help me evaluate a solar project.") == [("pv_calc", [])]
+
+
+def test_a_target_asked_after_a_case_is_solved_not_recalled(with_case):
+    # "回本" names a figure of the case, but a target's structure asks for reverse optimisation
+    assert _plan("再反推一下电价最低多少能7年回本", with_case) == [("reverse_opt", [])]
+    assert _plan("And the cheapest tariff for a 6-year payback?", with_case) == [("reverse_opt", [])]
+
+
+def test_never_mind_refuses_the_work_it_follows():
+    assert _plan("厦门工商业1MW，算收益，敏感性分析就算了") == [("pv_calc", [])]
+    assert _plan("杭州工商业1MW，跳过敏感性，直接出报告") == [("pv_calc", []), ("report", [0])]
+    assert _plan("帮我算了一下，IRR是多少：苏州工商业1MW") == [("pv_calc", [])]
+
+
+def test_a_question_about_an_earlier_result_gets_that_one():
+    results = InMemoryResults()
+    results.put("pv_case", "p0", 0, {}, CASE)
+    bigger = {
+        **CASE,
+        "inputs": {**CASE["inputs"], "capacity_kw": 800.0},
+        "results": {**CASE["results"], "irr": 0.1702},
+    }
+    results.put("pv_case", "p1", 0, {}, bigger)
+    assert "17.02%" in understand("现在的IRR是多少", SPECS, INDEX, results).reply
+    first = understand("第一次算的IRR是多少", SPECS, INDEX, results).reply
+    assert "18.91%" in first and first.startswith("第一次测算")
+    before = understand("What was the IRR before the change?", SPECS, INDEX, results).reply
+    assert "18.91%" in before and before.startswith("From the previous calculation")
+    # "first-year" and "initial investment" are figures, not the first result
+    assert "17.02%" in understand("IRR and first-year revenue?", SPECS, INDEX, results).reply
+
+
+def test_a_variable_asked_beside_a_target_is_the_same_reverse_step():
+    # "造价最多多少" / "造价得压到多少" ask for the bound the target sets, not for a sensitivity analysis
+    assert _plan("苏州工商业1MW，IRR要在8%以上，造价最多多少") == [("pv_calc", []), ("reverse_opt", [0])]
+    assert _plan("南京工商业1MW，净现值不少于三百万，造价得压到多少") == [
+        ("pv_calc", []),
+        ("reverse_opt", [0]),
+    ]
+
+
+def test_a_question_joined_to_a_project_by_and_is_asked_too():
+    both = _plan("Compute 1 MW commercial in Suzhou and tell me whether there are still national subsidies")
+    assert [name for name, _ in both] == ["pv_calc", "knowledge"]
+    beside = _plan(
+        "Calculate 600 kW commercial in Hefei and I'd like to know if net metering exists in China"
+    )
+    assert [name for name, _ in beside] == ["pv_calc", "knowledge"]
+    # a question about a project's paperwork is the knowledge base's alone
+    assert _plan("苏州工商业1MW的项目需要备案吗") == [("knowledge", [])]
+
+
+def test_a_request_without_words_is_answered_in_the_language_given(with_case):
+    from tools.lang import has_language
+
+    assert not has_language("1.5 MW?") and not has_language("0.65") and has_language("Try 1.5 MW")
+    assert understand("2 MW?", SPECS, INDEX, with_case, "en").lang == "en"
+    assert understand("2 MW?", SPECS, INDEX, with_case).lang == "zh"

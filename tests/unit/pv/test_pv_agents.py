@@ -277,3 +277,18 @@ def test_english_request_gets_english_text_and_bad_values_are_named(conv):
     rep = conv.run(report, "Write the report for it in English", plan="plan-4")
     markdown = (conv.tmp_path / rep["context"]["report_path"]).read_text(encoding="utf-8")
     assert markdown.startswith("# PV economics report: Changsha") and "## Cash flow by year" in markdown
+
+
+def test_reverse_opt_answers_only_within_the_values_a_calculation_accepts(conv):
+    # a feed-in price above what any province pays would be needed: out of reach, with the best IRR
+    done = conv.run(
+        reverse_opt, "Commercial 1 MW in Wenzhou, all power sold to the grid: feed-in price for a 45% IRR?"
+    )
+    ctx = done["context"]
+    assert ctx["variable"] == "feed_in_price" and ctx["feasible"] is False and ctx["value"] is None
+    assert ctx["best_value"] == pytest.approx(1.0) and "out of reach" in done["output"]
+    # a reachable one is a price the calculation itself would accept
+    fine = conv.run(reverse_opt, "温州工商业1MW全额上网，上网电价最低多少能让IRR达到8%", plan="plan-2")[
+        "context"
+    ]
+    assert fine["feasible"] and 0.1 <= fine["value"] <= 1.0

@@ -290,10 +290,146 @@ def test_two_values_of_one_field_are_asked_about_until_one_is_chosen():
     ("text", "expected"),
     [
         ("Set the discount rate to 7%", {"discount_rate": 0.07}),
+        ("Let's try 0.7 for the tariff", {"electricity_price": 0.7}),
+        ("use 8% as the discount rate", {"discount_rate": 0.08}),
+        ("25 years for the lifetime, please", {"lifetime_years": 25.0}),
         ("Push self-consumption up to 85%", {"self_consumption": 0.85}),
         ("Bring the capex down to 2.6 yuan/W", {"capex_yuan_per_w": 2.6}),
         ("capacity from 800 kW to 1.2 MW", {"capacity_kw": 1200.0}),
     ],
 )
 def test_english_changes_to_a_value(text, expected):
+    assert parse_fields(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # any short wording between a name and its value says the value
+        ("造价定在2.8元/W", {"capex_yuan_per_w": 2.8}),
+        ("电价取0.7试试", {"electricity_price": 0.7}),
+        ("寿命算20年吧", {"lifetime_years": 20.0}),
+        ("折现率用8%", {"discount_rate": 0.08}),
+        ("那造价只需2块9呢", {"capex_yuan_per_w": 2.9}),
+        ("运营期定成28年", {"lifetime_years": 28.0}),
+        # …but not a range to vary, a target's question, or another field's name
+        ("造价和电价各变动10%看看影响", {}),
+        ("电价上下浮动15%", {}),
+        ("电价至少多少才能6年回本", {}),
+        ("电价10%", {}),
+    ],
+)
+def test_any_short_wording_between_a_name_and_its_value(text, expected):
+    assert parse_fields(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # self-consumption as a verb, in both languages
+        ("如果我们自己能用掉七成的电呢", {"self_consumption": 0.7}),
+        ("光伏发的电60%的电自己用", {"self_consumption": 0.6}),
+        ("消纳80%", {"self_consumption": 0.8}),
+        ("what if we only use 40% of the power ourselves", {"self_consumption": 0.4}),
+        ("the mall would self-consume 95% of it", {"self_consumption": 0.95, "project_type": "工商业"}),
+        ("70% of the output is used on site", {"self_consumption": 0.7}),
+        ("from now on use 8% discount rate", {"discount_rate": 0.08}),  # "use" with no share of the output
+        # hedges, gigawatt-hours, 亿千瓦时
+        (
+            "the plant uses roughly 3.2 million kWh per year",
+            {"annual_load_kwh": 3_200_000.0, "project_type": "工商业"},
+        ),
+        ("we consume 12 GWh a year", {"annual_load_kwh": 12_000_000.0}),
+        ("年用电量0.3亿千瓦时", {"annual_load_kwh": 30_000_000.0}),
+        # a cost per kW in words
+        ("每千瓦造价3300元", {"capex_yuan_per_w": 3.3}),
+        ("造价每千瓦3500", {"capex_yuan_per_w": 3.5}),
+        ("capex per kW 3,100 yuan", {"capex_yuan_per_w": 3.1}),
+        ("单瓦三块一", {"capex_yuan_per_w": 3.1}),
+        # spoken decimals and signs
+        ("about one point two megawatts", {"capacity_kw": 1200.0}),
+        ("tariff zero point six five yuan per kWh", {"electricity_price": 0.65}),
+        ("工厂屋顶，一兆二", {"capacity_kw": 1200.0, "project_type": "工商业"}),
+        ("电价负0.3元", {"electricity_price": -0.3}),
+        ("每千瓦造价三千三", {"capex_yuan_per_w": 3.3}),
+        (
+            "Commercial 1 MW over a 30-year period",
+            {"capacity_kw": 1000.0, "lifetime_years": 30.0, "project_type": "工商业"},
+        ),
+        ("3000元/kW，电价0.8元", {"capex_yuan_per_w": 3.0, "electricity_price": 0.8}),
+        # halves
+        ("one and a half megawatts", {"capacity_kw": 1500.0}),
+        ("half a megawatt", {"capacity_kw": 500.0}),
+        ("一个半兆瓦", {"capacity_kw": 1500.0}),
+        ("半兆瓦的厂房", {"capacity_kw": 500.0, "project_type": "工商业"}),
+        # one's own house is a household
+        ("咱家房子在福州，装10千瓦", {"capacity_kw": 10.0, "location": "福州市", "project_type": "户用"}),
+    ],
+)
+def test_verbs_hedges_and_units_in_everyday_words(text, expected):
+    assert parse_fields(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "changes"),
+    [
+        # changes by an amount without "by" (never a tariff of 10 yuan), and halving or doubling
+        ("the tariff went up 10%", {"electricity_price": ("scale", 1.1)}),
+        ("capex dropped 0.3", {"capex_yuan_per_w": ("add", -0.3)}),
+        ("装机砍一半", {"capacity_kw": ("scale", 0.5)}),
+        ("容量增加一倍", {"capacity_kw": ("scale", 2.0)}),
+        ("halve the capacity", {"capacity_kw": ("scale", 0.5)}),
+        ("what about a 10% cheaper system?", {"capex_yuan_per_w": ("scale", 0.9)}),
+        ("what if it were twice as big", {"capacity_kw": ("scale", 2.0)}),
+        ("电价打个九折呢", {"electricity_price": ("scale", 0.9)}),
+        ("造价打八五折", {"capex_yuan_per_w": ("scale", 0.85)}),
+    ],
+)
+def test_changes_without_by_and_halves(text, changes):
+    assert parse_fields(text) == {"changes": changes}
+
+
+def test_a_speaker_correcting_themself_means_the_later_value():
+    assert parse_fields("装机800kW，不对，应该是600kW") == {"capacity_kw": 600.0}
+    assert parse_fields("tariff 0.7 yuan/kWh, sorry, I mean 0.75 yuan/kWh") == {"electricity_price": 0.75}
+    # two values without a correction are still asked about
+    assert "conflicts" in parse_fields("容量500kW，800kW")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "pls calcualte a comercial plant, 2MW, Hangzou",
+            {"capacity_kw": 2000.0, "location": "杭州市", "project_type": "工商业"},
+        ),
+        ("residental 8kw in Gunagzhou", {"capacity_kw": 8.0, "location": "广州市", "project_type": "户用"}),
+        # two places one letter apart are both known: neither is "corrected"
+        (
+            "Commercial 1 MW in Fuzhou",
+            {"capacity_kw": 1000.0, "location": "福州市", "project_type": "工商业"},
+        ),
+        (
+            "Commercial 1 MW in Xuzhou",
+            {"capacity_kw": 1000.0, "location": "徐州市", "project_type": "工商业"},
+        ),
+    ],
+)
+def test_a_typo_one_letter_from_a_known_word_is_read_as_that_word(text, expected):
+    assert parse_fields(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a Chinese numeral right after a number is not a number of its own ("0.8一度" is not 0.81)
+        ("电费其实是0.8一度", {"electricity_price": 0.8}),
+        ("电费五毛八一度", {"electricity_price": 0.58}),
+        # a minus sign survives everyday units; passive full export; "only" before a value
+        ("电价每度-0.4元", {"electricity_price": -0.4}),
+        ("all the power is sold to the grid", {"self_consumption": 0.0}),
+        ("if the self-consumption were only 55%", {"self_consumption": 0.55}),
+    ],
+)
+def test_numbers_after_numbers_signs_and_passives(text, expected):
     assert parse_fields(text) == pytest.approx(expected)

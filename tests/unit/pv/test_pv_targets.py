@@ -10,7 +10,30 @@ from tools.pv.reverse import parse_target
     ("text", "expected"),
     [
         ("How large a plant should we build for a 9% IRR?", {"target_irr": 0.09, "solve_for": "capacity_kw"}),
+        ("the optimal capacity for a 9% IRR", {"target_irr": 0.09, "solve_for": "capacity_kw"}),
+        ("最佳装机规模是多少，回收期6年以内", {"target_payback": 6.0, "solve_for": "capacity_kw"}),
+        ("装机做多大合适，IRR要8%", {"target_irr": 0.08, "solve_for": "capacity_kw"}),
+        (
+            "And the self-consumption share for a 12% IRR?",
+            {"target_irr": 0.12, "solve_for": "self_consumption"},
+        ),
         ("装多少千瓦能7年回本", {"target_payback": 7.0, "solve_for": "capacity_kw"}),
+        # breaking even, without a number of years, at a bound of a variable: an NPV of at least zero
+        ("造价最高多少才能保本", {"target_npv": 0.0, "solve_for": "capex_yuan_per_w"}),
+        (
+            "the highest capex at which it still breaks even",
+            {"target_npv": 0.0, "solve_for": "capex_yuan_per_w"},
+        ),
+        ("自用比例最少多少，7年能回本", {"target_payback": 7.0, "solve_for": "self_consumption"}),
+        # self-consumption named by its verb
+        (
+            "how much would we need to self-consume to get a 9% IRR?",
+            {"target_irr": 0.09, "solve_for": "self_consumption"},
+        ),
+        (
+            "what share of the power must we use ourselves for a 6-year payback?",
+            {"target_payback": 6.0, "solve_for": "self_consumption"},
+        ),
         ("多大的装机规模能让IRR到10%", {"target_irr": 0.1, "solve_for": "capacity_kw"}),
         ("Lowest tariff that keeps the NPV positive?", {"target_npv": 0.0, "solve_for": "electricity_price"}),
         ("单瓦造价最高多少，净现值才能转正", {"target_npv": 0.0, "solve_for": "capex_yuan_per_w"}),
@@ -30,3 +53,17 @@ def test_targets_and_variables_in_everyday_words(text, expected):
 def test_a_stated_capacity_is_not_a_question_about_it():
     assert "solve_for" not in parse_target("苏州工商业，装机1MW，测算")
     assert not asks_to_solve("屋顶能装多少千瓦怎么估")  # a question, but no target and no bound
+
+
+def test_a_size_in_kwp_after_npv_is_the_project_not_a_target():
+    assert parse_target("IRR and NPV of a 15 kWp home system") == {}
+    assert parse_target("NPV for a 2 MWp plant, 7% discount rate") == {}
+
+
+def test_a_variable_with_its_value_is_not_the_one_to_solve_for():
+    assert parse_target("造价3元/W，要IRR 10%") == {"target_irr": 0.1}
+
+
+def test_how_many_years_to_pay_back_is_no_target():
+    assert not any(k.startswith("target") for k in parse_target("投资多少年能回本"))
+    assert not asks_to_solve("我家屋顶装10kW户用光伏多久能回本")
