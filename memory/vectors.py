@@ -286,21 +286,38 @@ class VectorIndex:
             self.generation += 1
             return True
 
-    def _get(self, namespace: str, dim: int) -> Any:
+    def _get(self, namespace: str, dim: int, create: bool = True) -> Any:
+        """The namespace's collection; with `create=False`, None when it does not exist yet."""
         self.check_directory()
         key = (namespace, dim)
         col = self._collections.get(key)
         if col is None:
             digest = hashlib.sha1(namespace.encode()).hexdigest()[:16]
+            name = f"plangraph_blocks_{self._model}_{dim}_{digest}"
+            if not create:
+                from chromadb.errors import NotFoundError
+
+                try:
+                    col = self.client.get_collection(name=name, embedding_function=_Adapter(self.embeddings))
+                except NotFoundError:
+                    return None
+                self._collections[key] = col
+                return col
             col = self._collections[key] = self.client.get_or_create_collection(
-                name=f"plangraph_blocks_{self._model}_{dim}_{digest}",
+                name=name,
                 embedding_function=_Adapter(self.embeddings),
                 metadata={"hnsw:space": "cosine", "namespace": namespace},
             )
         return col
 
     def _using(
-        self, namespace: str, dim: int, use: Callable[[Any], T], empty: T | None = None, write: bool = False
+        self,
+        namespace: str,
+        dim: int,
+        use: Callable[[Any], T],
+        empty: T | None = None,
+        write: bool = False,
+        create: bool = True,
     ) -> T:
         """`use(collection)`, once more if the directory was deleted during the call (then reopened).
 
@@ -308,23 +325,27 @@ class VectorIndex:
         ("attempt to write a readonly database", "disk I/O error"); the retry goes to the new
         directory, and BlockMemory re-sends the older vectors there (`generation` changed). With
         `empty`, that is the answer instead of a retry (a query of the new, still empty directory).
-        `write`: the call changes the directory (so does opening a collection not seen yet).
+        `write`: the call changes the directory (so does creating a collection not seen yet).
+        `create=False`: a namespace without a collection is not given one; `use(None)` answers.
         """
-        with self._hold(write or (namespace, dim) not in self._collections):
+        with self._hold(write or (create and (namespace, dim) not in self._collections)):
             try:
-                return use(self._get(namespace, dim))
+                return use(self._get(namespace, dim, create))
             except Exception:
                 if not self.check_directory():
                     raise
                 log.warning("Chroma directory %s was removed during a call; reopened it", self.chroma_dir)
-                return empty if empty is not None else use(self._get(namespace, dim))
+                return empty if empty is not None else use(self._get(namespace, dim, create))
 
     def count(self, namespace: str, dim: int) -> int:
-        """Vectors stored for `namespace` (cached once non-zero; our own writes update it)."""
+        """Vectors stored for `namespace` (cached once non-zero; our own writes update it).
+
+        Only reads: a namespace that has no collection yet counts 0 and is not given one.
+        """
         key = (namespace, dim)
         if key in self._counts:
             return self._counts[key]
-        size = self._using(namespace, dim, lambda col: col.count())
+        size = self._using(namespace, dim, lambda col: 0 if col is None else col.count(), create=False)
         if size:  # an empty collection is asked again: another process may fill it
             self._counts[key] = size
         return size
