@@ -60,7 +60,7 @@ class _Vectors(threading.Thread):
     def run(self) -> None:
         vectors, query, scopes, n, todo_id = self.args_
         try:
-            self.vec = np.asarray(vectors.embeddings.embed_query(query), dtype=np.float32)
+            self.vec = np.asarray(vectors.query_vector(query), dtype=np.float32)
             for ns, bid, cos in vectors.query(self.vec.tolist(), scopes, n, todo_id):
                 self.cosines[(ns, bid)] = cos
         except BaseException as err:  # re-raised in the caller's thread by `result`
@@ -179,7 +179,7 @@ class SearchMixin:
             with state.lock:
                 if state.units_of.get(key[1]) == [(key[1], -1)]:  # stored before per-message terms
                     blocks.add(key)
-        light = self._light_rows(blocks)
+        light = self._light_rows(blocks, states)
         lex_best = max(lexical.values(), default=0.0) or 1.0
         block_best = max(block_bm25.values(), default=0.0) or 1.0
         beta = settings.block_weight
@@ -244,12 +244,23 @@ class SearchMixin:
 
         return cosine_of
 
-    def _light_rows(self, keys: set[Key]) -> dict[Key, dict[str, Any]]:
-        """What ranking needs of each block (the vector, recency, tags, a fact's source)."""
+    def _light_rows(self, keys: set[Key], states: dict[str, NamespaceState]) -> dict[Key, dict[str, Any]]:
+        """What ranking needs of each block (the vector, recency, tags, a fact's source).
+
+        Read from the namespaces' in-memory state (`memory._state.Light`); SQLite only for a block
+        the state does not hold.
+        """
         out: dict[Key, dict[str, Any]] = {}
         by_ns: dict[str, list[str]] = {}
         for ns, bid in keys:
-            by_ns.setdefault(ns, []).append(bid)
+            state = states[ns]
+            with state.lock:
+                held = state.light.get(bid)
+            if held is None:
+                by_ns.setdefault(ns, []).append(bid)
+            else:
+                out[(ns, bid)] = {"seq": held.seq, "tags": held.tags, "last_at": held.last_at,
+                                  "vec": held.vec, "source_ns": held.source_ns}  # fmt: skip
         for ns, bids in by_ns.items():
             for start in range(0, len(bids), 500):
                 chunk = bids[start : start + 500]
