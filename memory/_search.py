@@ -18,6 +18,7 @@ costs about max(embedding, lexical work) plus ranking.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -73,6 +74,20 @@ class _Vectors(threading.Thread):
         return self.vec, self.cosines
 
 
+def without_names(query: str, names: set[str]) -> str:
+    """The query as embedded: without the speaker names it mentions (and their possessive 's).
+
+    A name is in every greeting and every turn that addresses its owner ("Hey Maya, how are
+    you?"), so a query vector that keeps it is nearest to those; the named speaker's turns are
+    boosted by `speaker_boost` instead. A query that is only a name is embedded whole.
+    """
+    out = query
+    for name in sorted(names, key=len, reverse=True):
+        out = re.sub(re.escape(name) + r"(?:['’]s\b)?", " ", out, flags=re.IGNORECASE)
+    out = " ".join(out.split())
+    return out if out.strip(" ?？!！.,，。") else query
+
+
 def _cos(blobs: list[bytes], vec: np.ndarray) -> list[float]:
     matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(-1, len(vec))
     norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(vec) or 1.0)
@@ -123,6 +138,11 @@ class SearchMixin:
             else [namespace, longterm_namespace(user_id)]
         )
         states = {ns: self._state(ns) for ns in scopes}
+        lowered = query.lower()
+        named: set[str] = set()
+        for state in states.values():
+            with state.lock:
+                named.update(n for n in state.speakers if n in lowered)
         vectors = None
         if vector_weight(query, settings) > 0:
             stored = []  # scopes with blocks: asking the vector store about another would create it
@@ -130,13 +150,9 @@ class SearchMixin:
                 with state.lock:
                     if state.units_of:
                         stored.append(ns)
-            vectors = _Vectors(self._vectors, query, stored, settings.candidates, todo_id)
+            embedded = query if settings.speaker_vector else without_names(query, named)
+            vectors = _Vectors(self._vectors, embedded, stored, settings.candidates, todo_id)
             vectors.start()
-        lowered = query.lower()
-        named: set[str] = set()
-        for state in states.values():
-            with state.lock:
-                named.update(n for n in state.speakers if n in lowered)
         stripped = lowered
         if not settings.speaker_terms:  # a speaker's name boosts their turns instead (factor)
             for name in sorted(named, key=len, reverse=True):

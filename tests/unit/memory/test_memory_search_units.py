@@ -446,3 +446,36 @@ def test_ranking_follows_a_block_rewritten_after_a_search(tmp_path):
     assert (loaded.message_ids, loaded.score) == (after.message_ids, after.score)
     reopened.close()
     memory.close()
+
+
+class _Names(_Concepts):
+    """`_Concepts` plus one dimension for the name Maya (a real embedder also reads names)."""
+
+    def _vec(self, text: str) -> list[float]:
+        return [*super()._vec(text), 2.0 * text.lower().count("maya")]
+
+
+def test_a_named_speaker_is_not_part_of_the_embedded_query(tmp_path):
+    """Greetings carry the name; a query vector with the name is nearest to them, not to the answer."""
+    msgs = []
+    for day in range(6):  # every session opens with a greeting that names Maya
+        at = 60 * 24 * day
+        msgs.append(HumanMessage("Hey Maya, how are you?", name="Tom", id=f"hey{day}", additional_kwargs=_at(at)))
+        msgs.append(AIMessage("Good, you?", name="Maya", id=f"good{day}", additional_kwargs=_at(at + 1)))
+    msgs.append(AIMessage("I just got back from Lisbon.", name="Maya", id="trip", additional_kwargs=_at(9000)))
+    msgs.append(HumanMessage("Oh nice!", name="Tom", id="nice", additional_kwargs=_at(9001)))
+    for keep, first in ((False, "trip"), (True, "hey0")):
+        memory = BlockMemory(tmp_path / str(keep), _Names(), speaker_vector=keep)
+        memory.add_messages("ns", msgs)
+        memory.flush("ns")
+        hits = memory.search("ns", "Where did Maya's travels take her?", 3)
+        assert hits[0].message_ids[0].startswith(first[:3])
+        memory.close()
+
+
+def test_names_leave_the_embedded_query_with_their_possessive():
+    from memory._search import without_names
+
+    assert without_names("What did MAYA's beagle have?", {"maya"}) == "What did beagle have?"
+    assert without_names("唐宁都去过哪些城市旅行？", {"唐宁"}) == "都去过哪些城市旅行？"
+    assert without_names("Maya?", {"maya"}) == "Maya?"  # nothing else to embed: the name stays
