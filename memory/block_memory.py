@@ -417,7 +417,9 @@ class BlockMemory(ReadingMixin):
                 int(row["seq"]), list(row["tags"]), float(row["last_at"]), encode_vec(row["vec"]),
                 row["extra"].get("source_ns"),
             )  # fmt: skip
-            state.index(row["block_id"], row["terms"], row.get("pvecs"), row["extra"].get("piece_sizes"), light)
+            state.index(
+                row["block_id"], row["terms"], row.get("pvecs"), row["extra"].get("piece_sizes"), light
+            )
             state.todo_of[row["block_id"]] = row["todo_id"]
             state.newest_at = max(state.newest_at, row["last_at"])
         items = [(r["block_id"], r["todo_id"], r["vec"]) for r in rows]

@@ -460,9 +460,13 @@ def test_a_named_speaker_is_not_part_of_the_embedded_query(tmp_path):
     msgs = []
     for day in range(6):  # every session opens with a greeting that names Maya
         at = 60 * 24 * day
-        msgs.append(HumanMessage("Hey Maya, how are you?", name="Tom", id=f"hey{day}", additional_kwargs=_at(at)))
+        msgs.append(
+            HumanMessage("Hey Maya, how are you?", name="Tom", id=f"hey{day}", additional_kwargs=_at(at))
+        )
         msgs.append(AIMessage("Good, you?", name="Maya", id=f"good{day}", additional_kwargs=_at(at + 1)))
-    msgs.append(AIMessage("I just got back from Lisbon.", name="Maya", id="trip", additional_kwargs=_at(9000)))
+    msgs.append(
+        AIMessage("I just got back from Lisbon.", name="Maya", id="trip", additional_kwargs=_at(9000))
+    )
     msgs.append(HumanMessage("Oh nice!", name="Tom", id="nice", additional_kwargs=_at(9001)))
     for keep, first in ((False, "trip"), (True, "hey0")):
         memory = BlockMemory(tmp_path / str(keep), _Names(), speaker_vector=keep)
