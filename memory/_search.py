@@ -83,7 +83,10 @@ def without_names(query: str, names: set[str]) -> str:
     """
     out = query
     for name in sorted(names, key=len, reverse=True):
-        out = re.sub(re.escape(name) + r"(?:['’]s\b)?", " ", out, flags=re.IGNORECASE)
+        word = re.escape(name)
+        if name.isascii():  # a whole word only: a tool or agent named "pv" leaves "pvsyst" alone
+            word = rf"(?<![A-Za-z0-9_]){word}(?![A-Za-z0-9_])"
+        out = re.sub(word + r"(?:['’]s\b)?", " ", out, flags=re.IGNORECASE)
     out = " ".join(out.split())
     return out if out.strip(" ?？!！.,，。") else query
 

@@ -483,3 +483,5 @@ def test_names_leave_the_embedded_query_with_their_possessive():
     assert without_names("What did MAYA's beagle have?", {"maya"}) == "What did beagle have?"
     assert without_names("唐宁都去过哪些城市旅行？", {"唐宁"}) == "都去过哪些城市旅行？"
     assert without_names("Maya?", {"maya"}) == "Maya?"  # nothing else to embed: the name stays
+    assert without_names("pvsyst and pv_calc results", {"pv"}) == "pvsyst and pv_calc results"
+    assert without_names("pv results", {"pv"}) == "results"
