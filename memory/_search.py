@@ -18,6 +18,7 @@ costs about max(embedding, lexical work) plus ranking.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -60,7 +61,7 @@ class _Vectors(threading.Thread):
     def run(self) -> None:
         vectors, query, scopes, n, todo_id = self.args_
         try:
-            self.vec = np.asarray(vectors.embeddings.embed_query(query), dtype=np.float32)
+            self.vec = np.asarray(vectors.query_vector(query), dtype=np.float32)
             for ns, bid, cos in vectors.query(self.vec.tolist(), scopes, n, todo_id):
                 self.cosines[(ns, bid)] = cos
         except BaseException as err:  # re-raised in the caller's thread by `result`
@@ -71,6 +72,23 @@ class _Vectors(threading.Thread):
         if self.error is not None:
             raise self.error
         return self.vec, self.cosines
+
+
+def without_names(query: str, names: set[str]) -> str:
+    """The query as embedded: without the speaker names it mentions (and their possessive 's).
+
+    A name is in every greeting and every turn that addresses its owner ("Hey Maya, how are
+    you?"), so a query vector that keeps it is nearest to those; the named speaker's turns are
+    boosted by `speaker_boost` instead. A query that is only a name is embedded whole.
+    """
+    out = query
+    for name in sorted(names, key=len, reverse=True):
+        word = re.escape(name)
+        if name.isascii():  # a whole word only: a tool or agent named "pv" leaves "pvsyst" alone
+            word = rf"(?<![A-Za-z0-9_]){word}(?![A-Za-z0-9_])"
+        out = re.sub(word + r"(?:['’]s\b)?", " ", out, flags=re.IGNORECASE)
+    out = " ".join(out.split())
+    return out if out.strip(" ?？!！.,，。") else query
 
 
 def _cos(blobs: list[bytes], vec: np.ndarray) -> list[float]:
@@ -123,6 +141,11 @@ class SearchMixin:
             else [namespace, longterm_namespace(user_id)]
         )
         states = {ns: self._state(ns) for ns in scopes}
+        lowered = query.lower()
+        named: set[str] = set()
+        for state in states.values():
+            with state.lock:
+                named.update(n for n in state.speakers if n in lowered)
         vectors = None
         if vector_weight(query, settings) > 0:
             stored = []  # scopes with blocks: asking the vector store about another would create it
@@ -130,13 +153,9 @@ class SearchMixin:
                 with state.lock:
                     if state.units_of:
                         stored.append(ns)
-            vectors = _Vectors(self._vectors, query, stored, settings.candidates, todo_id)
+            embedded = query if settings.speaker_vector else without_names(query, named)
+            vectors = _Vectors(self._vectors, embedded, stored, settings.candidates, todo_id)
             vectors.start()
-        lowered = query.lower()
-        named: set[str] = set()
-        for state in states.values():
-            with state.lock:
-                named.update(n for n in state.speakers if n in lowered)
         stripped = lowered
         if not settings.speaker_terms:  # a speaker's name boosts their turns instead (factor)
             for name in sorted(named, key=len, reverse=True):
@@ -179,7 +198,7 @@ class SearchMixin:
             with state.lock:
                 if state.units_of.get(key[1]) == [(key[1], -1)]:  # stored before per-message terms
                     blocks.add(key)
-        light = self._light_rows(blocks)
+        light = self._light_rows(blocks, states)
         lex_best = max(lexical.values(), default=0.0) or 1.0
         block_best = max(block_bm25.values(), default=0.0) or 1.0
         beta = settings.block_weight
@@ -244,12 +263,23 @@ class SearchMixin:
 
         return cosine_of
 
-    def _light_rows(self, keys: set[Key]) -> dict[Key, dict[str, Any]]:
-        """What ranking needs of each block (the vector, recency, tags, a fact's source)."""
+    def _light_rows(self, keys: set[Key], states: dict[str, NamespaceState]) -> dict[Key, dict[str, Any]]:
+        """What ranking needs of each block (the vector, recency, tags, a fact's source).
+
+        Read from the namespaces' in-memory state (`memory._state.Light`); SQLite only for a block
+        the state does not hold.
+        """
         out: dict[Key, dict[str, Any]] = {}
         by_ns: dict[str, list[str]] = {}
         for ns, bid in keys:
-            by_ns.setdefault(ns, []).append(bid)
+            state = states[ns]
+            with state.lock:
+                held = state.light.get(bid)
+            if held is None:
+                by_ns.setdefault(ns, []).append(bid)
+            else:
+                out[(ns, bid)] = {"seq": held.seq, "tags": held.tags, "last_at": held.last_at,
+                                  "vec": held.vec, "source_ns": held.source_ns}  # fmt: skip
         for ns, bids in by_ns.items():
             for start in range(0, len(bids), 500):
                 chunk = bids[start : start + 500]

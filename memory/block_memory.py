@@ -21,7 +21,7 @@ from langchain_core.messages import BaseMessage, ToolMessage, message_to_dict
 
 from memory import metadata as meta
 from memory._read import ReadingMixin
-from memory._state import NamespaceState, block_terms, decode_vec, encode_vec, fingerprint, load_state
+from memory._state import Light, NamespaceState, block_terms, decode_vec, encode_vec, fingerprint, load_state
 from memory._store import Store
 from memory.chunker import Entry, Tail, should_merge, split_pieces
 from memory.facts import FactStore
@@ -413,7 +413,13 @@ class BlockMemory(ReadingMixin):
                     (row["block_id"], namespace, *seqs),
                 )
         for row in rows:
-            state.index(row["block_id"], row["terms"], row.get("pvecs"), row["extra"].get("piece_sizes"))
+            light = Light(
+                int(row["seq"]), list(row["tags"]), float(row["last_at"]), encode_vec(row["vec"]),
+                row["extra"].get("source_ns"),
+            )  # fmt: skip
+            state.index(
+                row["block_id"], row["terms"], row.get("pvecs"), row["extra"].get("piece_sizes"), light
+            )
             state.todo_of[row["block_id"]] = row["todo_id"]
             state.newest_at = max(state.newest_at, row["last_at"])
         items = [(r["block_id"], r["todo_id"], r["vec"]) for r in rows]

@@ -86,6 +86,10 @@ def concept_terms(terms: Iterable[str]) -> list[str]:
 # (Cb25A: cities and towns, where 成都, 青岛, 上海 … sit). Used with weight `answer_classes`.
 # ("什么地方" is cut into 什么 / 地方 and asks through 地方's own group.)
 ANSWER_CLASSES = {"哪里": ("Cb25A",), "哪儿": ("Cb25A",)}
+# "哪些城市", "哪种乐器", "什么交通工具": the word a question word asks about names the answer's
+# class, so its groups weigh `answer_classes` more (measure words between them are skipped).
+ASKING_WORDS = frozenset({"哪些", "哪个", "哪种", "哪家", "哪位", "哪", "什么", "啥"})
+MEASURE_WORDS = frozenset({"种", "个", "些", "家", "位", "只", "辆", "件", "部", "首", "样", "类"})
 
 
 def query_concepts(terms: Iterable[str], skip: frozenset[str], answers: float = 0.0) -> dict[str, float]:
@@ -96,6 +100,17 @@ def query_concepts(terms: Iterable[str], skip: frozenset[str], answers: float = 
     adding the broader third measured no better (docs/memory.md, round 4).
     """
     weights: dict[str, float] = {}
+    terms = list(terms)
+    if answers > 0:
+        for i, term in enumerate(terms):
+            if term not in ASKING_WORDS:
+                continue
+            j = i + 1
+            while j < len(terms) and terms[j] in MEASURE_WORDS:
+                j += 1
+            codes = _codes(terms[j]) if j < len(terms) else ()
+            for code in codes:
+                weights["~" + code] = weights.get("~" + code, 0.0) + answers / len(codes)
     for term in dict.fromkeys(terms):
         if answers > 0 and term in ANSWER_CLASSES:
             for code in ANSWER_CLASSES[term]:

@@ -64,7 +64,7 @@ def unit_lexical(
             window[:-distance] += weight * own[distance:]
     extra = settings.answer_weight - settings.window_weight
     if extra > 0 and state.asking:  # the turn after a question takes more of its words: its answer
-        asked = np.fromiter(state.asking, dtype=np.int64, count=len(state.asking))
+        asked = state.asked()
         asked = asked[asked + 1 < len(own)]
         window[asked + 1] += extra * own[asked]
     if keys is not None:

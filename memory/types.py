@@ -53,6 +53,7 @@ class MemorySettings:
     time_boost: float = 1.0
     speaker_boost: float = 0.2
     speaker_terms: bool = False
+    speaker_vector: bool = False
     stem_english: bool = True
     set_spread: float = 1.0
     expansion_weight: float = 0.3

@@ -162,3 +162,43 @@ def test_where_questions_ask_for_a_place_name(tmp_path):
     assert "trip" not in [h.message_ids[0] for h in off.search("ns", question, 3)]
     memory.close()
     off.close()
+
+
+def test_the_word_a_question_word_asks_about_names_the_answers_class():
+    """'哪些城市' / '哪种乐器': that word's class weighs `answer_classes` more; measure words are skipped."""
+    skip = frozenset({"哪些", "哪", "种", "什么"})
+    plain = query_concepts(["城市", "旅行"], skip, 1.0)
+    asked = query_concepts(["哪些", "城市", "旅行"], skip, 1.0)
+    assert asked["~Cb25A"] == plain["~Cb25A"] + 1.0 and asked["~Hf04A"] == plain["~Hf04A"]
+    assert query_concepts(["哪", "种", "乐器"], skip, 1.0)["~Bp13A"] == 2.0
+    assert query_concepts(["哪", "种", "乐器"], skip, 0.0)["~Bp13A"] == 1.0  # answer_classes=0: off
+    assert query_concepts(["什么"], skip, 1.0) == {}  # nothing asked about
+
+
+def test_which_cities_finds_the_trips_before_talk_of_travelling(tmp_path):
+    msgs = []
+    for i in range(40):
+        at = {"created_at": (START + timedelta(days=3 * i)).isoformat()}
+        talk = "我表妹下个月要去旅行。" if i % 4 == 1 else "今天又下雨了，咖啡喝了好几杯。"  # 10 of 40
+        msgs.append(HumanMessage(talk, id=f"f{i}", additional_kwargs=at))
+        msgs.append(AIMessage("哈哈，我也是。", id=f"r{i}", additional_kwargs=at))
+    msgs.insert(
+        21,
+        HumanMessage("跟你说，我刚从青岛回来。", id="qingdao", additional_kwargs=msgs[20].additional_kwargs),
+    )
+    msgs.insert(
+        61,
+        HumanMessage("上礼拜我在厦门玩了一周。", id="xiamen", additional_kwargs=msgs[60].additional_kwargs),
+    )
+    found = {}
+    for weight in (1.0, 0.0):
+        memory = BlockMemory(
+            tmp_path / str(weight), DeterministicFakeEmbedding(size=16), vector_weight=0.0,
+            cjk_vector_weight=0.0, answer_classes=weight,
+        )  # fmt: skip
+        memory.add_messages("ns", msgs)
+        memory.flush("ns")
+        found[weight] = [h.message_ids[0] for h in memory.search("ns", "她都去过哪些城市旅行？", 2)]
+        memory.close()
+    assert found[1.0][0] in ("qingdao", "xiamen")  # a city the trip names, though no word is asked
+    assert not {"qingdao", "xiamen"} & set(found[0.0])  # without it: the talk of travelling

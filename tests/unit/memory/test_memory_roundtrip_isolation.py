@@ -162,3 +162,22 @@ def test_vector_batches_larger_than_chromas_maximum_are_split(tmp_path):
     n = client.get_max_batch_size() + 7  # one add_messages call may close thousands of blocks
     index.upsert("a_u_c", [(f"b_{i}", "main", [1.0, float(i % 5), 0.0, 1.0]) for i in range(n)])
     assert index.count("a_u_c", 4) == n
+
+
+def test_counting_or_searching_a_namespace_without_vectors_creates_no_collection(tmp_path):
+    from memory.vectors import VectorIndex, chroma_client
+
+    client = chroma_client(tmp_path / "chroma")
+    index = VectorIndex(client, DeterministicFakeEmbedding(size=4))
+    assert index.count("a_u_empty", 4) == 0
+    assert index.query([1.0, 0.0, 0.0, 1.0], ["a_u_empty"], 5) == []
+    assert client.list_collections() == []  # reading made nothing
+    index.upsert("a_u_full", [("b_1", "main", [1.0, 0.0, 0.0, 1.0])])
+    assert index.count("a_u_full", 4) == 1
+    assert index.count("a_u_empty", 4) == 0
+    assert len(client.list_collections()) == 1
+    # another instance on the same directory sees the existing collection through the read-only path
+    other = VectorIndex(client, DeterministicFakeEmbedding(size=4))
+    assert other.count("a_u_full", 4) == 1
+    assert [b for _, b, _ in other.query([1.0, 0.0, 0.0, 1.0], ["a_u_full", "a_u_empty"], 5)] == ["b_1"]
+    assert len(client.list_collections()) == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AIMessage, HumanMessage
 
@@ -386,3 +387,101 @@ def test_english_stems_match_other_forms_of_a_word(tmp_path):
             ids = [i for h in memory.search("ns", query, 3) for i in h.message_ids]
             assert (want in ids) is stem
         memory.close()
+
+
+class _Counting(Embeddings):
+    """Hash vectors that count how often a query is embedded."""
+
+    def __init__(self) -> None:
+        from langchain_core.embeddings import DeterministicFakeEmbedding
+
+        self.inner = DeterministicFakeEmbedding(size=16)
+        self.queries: list[str] = []
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        self.queries.append(text)
+        return self.inner.embed_query(text)
+
+
+def test_a_repeated_query_is_embedded_once_and_answers_the_same(tmp_path):
+    emb = _Counting()
+    memory = BlockMemory(tmp_path / "m", emb)
+    memory.add_messages("ns", _chat(6))
+    memory.flush("ns")
+    first = memory.search("ns", "inverter marker3a", 4)
+    again = memory.search("ns", "inverter marker3a", 4)
+    assert [h.message_ids for h in again] == [h.message_ids for h in first]
+    assert [h.score for h in again] == [h.score for h in first]
+    assert emb.queries.count("inverter marker3a") == 1
+    memory.search("ns", "inverter marker4q", 4)
+    assert emb.queries.count("inverter marker4q") == 1  # another text is embedded
+    memory.close()
+
+
+def test_ranking_follows_a_block_rewritten_after_a_search(tmp_path):
+    """Recency and tags of a block are held in memory for ranking; a growing block updates them."""
+    settings = {"merge_threshold": -1.0, "vector_weight": 0.0}  # lexical relevance only: exact ratios
+    memory = BlockMemory(tmp_path / "m", _Counting(), **settings)
+    memory.add_messages("ns", [
+        HumanMessage("kiln temperature notes", id="old", additional_kwargs=_at(0)),
+        AIMessage("noted", id="reply", additional_kwargs=_at(0.5)),
+    ])  # fmt: skip
+    memory.flush("ns")
+    [before] = memory.search("ns", "kiln temperature", 1)
+    critical = {**_at(1), "tags": ["critical"]}
+    memory.add_messages("ns", [
+        HumanMessage("and the kiln?", id="ask", additional_kwargs=_at(1)),
+        AIMessage("below 1200 degrees, always", id="crit", additional_kwargs=critical),
+    ])  # fmt: skip
+    memory.flush("ns")
+    [after] = memory.search("ns", "kiln temperature", 1)
+    assert after.message_ids == ["old"] and after.block_id == before.block_id  # the same block, grown
+    assert after.metadata["tags"] == ["critical"]
+    assert after.score == pytest.approx(2.0 * before.score, rel=0.01)  # the boost, read after the rewrite
+    reopened = BlockMemory(tmp_path / "m", _Counting(), **settings)
+    [loaded] = reopened.search("ns", "kiln temperature", 1)  # a state loaded from SQLite ranks the same
+    assert (loaded.message_ids, loaded.score) == (after.message_ids, after.score)
+    reopened.close()
+    memory.close()
+
+
+class _Names(_Concepts):
+    """`_Concepts` plus one dimension for the name Maya (a real embedder also reads names)."""
+
+    def _vec(self, text: str) -> list[float]:
+        return [*super()._vec(text), 2.0 * text.lower().count("maya")]
+
+
+def test_a_named_speaker_is_not_part_of_the_embedded_query(tmp_path):
+    """Greetings carry the name; a query vector with the name is nearest to them, not to the answer."""
+    msgs = []
+    for day in range(6):  # every session opens with a greeting that names Maya
+        at = 60 * 24 * day
+        msgs.append(
+            HumanMessage("Hey Maya, how are you?", name="Tom", id=f"hey{day}", additional_kwargs=_at(at))
+        )
+        msgs.append(AIMessage("Good, you?", name="Maya", id=f"good{day}", additional_kwargs=_at(at + 1)))
+    msgs.append(
+        AIMessage("I just got back from Lisbon.", name="Maya", id="trip", additional_kwargs=_at(9000))
+    )
+    msgs.append(HumanMessage("Oh nice!", name="Tom", id="nice", additional_kwargs=_at(9001)))
+    for keep, first in ((False, "trip"), (True, "hey0")):
+        memory = BlockMemory(tmp_path / str(keep), _Names(), speaker_vector=keep)
+        memory.add_messages("ns", msgs)
+        memory.flush("ns")
+        hits = memory.search("ns", "Where did Maya's travels take her?", 3)
+        assert hits[0].message_ids[0].startswith(first[:3])
+        memory.close()
+
+
+def test_names_leave_the_embedded_query_with_their_possessive():
+    from memory._search import without_names
+
+    assert without_names("What did MAYA's beagle have?", {"maya"}) == "What did beagle have?"
+    assert without_names("唐宁都去过哪些城市旅行？", {"唐宁"}) == "都去过哪些城市旅行？"
+    assert without_names("Maya?", {"maya"}) == "Maya?"  # nothing else to embed: the name stays
+    assert without_names("pvsyst and pv_calc results", {"pv"}) == "pvsyst and pv_calc results"
+    assert without_names("pv results", {"pv"}) == "results"
