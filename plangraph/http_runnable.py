@@ -119,8 +119,20 @@ def _request_text(messages: list[Any]) -> str:
     if isinstance(last, BaseMessage):
         return last.text
     if isinstance(last, dict):
-        return str(last.get("content") or "")
+        content = last.get("content") or ""
+        if isinstance(content, list):  # content parts, as OpenAI and LangChain clients send them
+            return "".join(_part_text(part) for part in content)
+        return str(content)
     return str(last or "")
+
+
+def _part_text(part: Any) -> str:
+    """The text of one content part: a string or {"type": "text", "text": ...}; other parts carry none."""
+    if isinstance(part, str):
+        return part
+    if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str):
+        return part["text"]
+    return ""
 
 
 class ConversationRunnable(Runnable[dict[str, Any], dict[str, Any]]):
