@@ -109,7 +109,7 @@ HTTP_ADVICE = Advice(
 )
 
 log = logging.getLogger("plangraph.runner")
-_TEMPLATES_OK: set[tuple[str, frozenset[str]]] = set()  # template folders already read without a problem
+_TEMPLATES_OK: set[str] = set()  # template folders already read without a problem
 OnChunk = Callable[[dict], None] | Callable[[dict], Awaitable[None]]
 OWNER_KEY = "plangraph_user"
 MAX_PARALLEL_STEPS = 16
@@ -345,18 +345,19 @@ class PlanRunner:
             log.error("workflow templates cannot be used: %s", error)
 
     def _check_templates(self) -> None:
-        """ConfigurationError (nothing written yet) when a workflow template the planner reads is broken.
+        """ConfigurationError (nothing written yet) when a workflow template cannot be read as a plan.
 
-        Checked once per process and template folders. Agent names are checked against the graph's
-        nodes (every agent is one), so a template naming an unknown agent is caught here too.
+        Checked once per process and template folders: DOT syntax, cycles, statuses. Agent names are
+        the planner's to check (the graph may have agents of its own); a template naming an unknown
+        one stops the run after the request is saved, with how to continue (`_service_errors`).
         """
-        key = (self.context.templates_dirs, frozenset(self.graph.nodes))
+        key = self.context.templates_dirs
         if key in _TEMPLATES_OK:
             return
-        from tools.plans.workflows import TemplateError, load_templates
+        from tools.plans.workflows import load_templates
 
         try:
-            load_templates(agents=key[1], extra=key[0])
+            load_templates(extra=key)
         except TemplateError as error:
             self._log_for_operator(error)
             raise ConfigurationError(
