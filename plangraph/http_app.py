@@ -125,6 +125,8 @@ def create_app(
     data_path = Context(data_dir=str(data_dir)).data_path if data_dir else Context().data_path
     check_data_dir(data_path)
     _check_templates()
+    with open_checkpointer(data_path, checkpoint_url):
+        pass  # a database that cannot be reached is a clear error now, not a traceback at startup
     opened: dict[str, Backend] = {}
 
     @asynccontextmanager

@@ -185,3 +185,14 @@ def test_a_dead_model_endpoint_names_the_address_and_resume(tmp_path):
     assert code == 1
     message = _events(out)[-1]["message"]
     assert f"无法连接 {url}" in message and "plangraph resume --conversation dead" in message
+
+
+def test_serve_with_an_unreachable_postgres_says_so_instead_of_a_startup_traceback(tmp_path):
+    """Before: uvicorn's "Application startup failed" with the UserFacingError inside a traceback (exit 3)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        url = f"postgresql://nobody@127.0.0.1:{sock.getsockname()[1]}/x"
+    env = _env(PLANGRAPH_API_KEYS="k:u", PLANGRAPH_CHECKPOINT_URL=url)
+    code, out, err = _cli("serve", "--port", "0", data=tmp_path, env=env, timeout=120)
+    assert code == 1
+    assert "无法连接 PostgreSQL" in err and "请确认数据库已启动" in err and "listening" not in err
