@@ -93,3 +93,18 @@ def test_an_overlong_id_gets_a_short_distinct_artifact_folder():
     assert len(_safe(long_a).encode()) <= 255 and _safe(long_a) != _safe(long_b)
     assert _safe(long_a) == _safe(long_a)  # the same file names on a re-run
     assert _safe("../..") == "%2E.%2F.."  # short ids keep their readable, contained form
+
+
+def test_an_overlong_answer_that_bypasses_the_runner_is_asked_again_not_kept(data_dir):
+    """LangGraph server / Studio resume ask_user directly; before, a 900 KB answer went into the plan."""
+    from langgraph.types import Command
+
+    with PlanRunner.open(user_id="u", conversation_id="direct") as runner:
+        asked = runner.run(REQUEST).interrupt
+        config = runner.config
+        runner.graph.invoke(Command(resume="杭州 " * 5000), config, context=runner.context)
+        state = runner.graph.get_state(config)
+    question = state.interrupts[0].value["question"]
+    assert question.startswith("没有收到有效的回答（回答过长（14999 字，最多 8000 字））。")
+    assert question.endswith(asked["question"])
+    assert "杭州 杭州" not in str(state.values["plan"]["context"])
