@@ -69,6 +69,8 @@ __all__ = [
     "RunOutcome",
     "ServiceUnavailableError",
     "UserFacingError",
+    "check_id",
+    "clean_text",
 ]
 
 
