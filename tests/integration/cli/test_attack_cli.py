@@ -196,3 +196,14 @@ def test_serve_with_an_unreachable_postgres_says_so_instead_of_a_startup_traceba
     code, out, err = _cli("serve", "--port", "0", data=tmp_path, env=env, timeout=120)
     assert code == 1
     assert "无法连接 PostgreSQL" in err and "请确认数据库已启动" in err and "listening" not in err
+
+
+def test_chat_reading_bytes_that_are_not_utf8_says_so_and_carries_on(tmp_path):
+    """Before: the tokenizer's TypeError ended `chat` with a traceback (exit 1) after storing the line."""
+    cmd = [sys.executable, "-m", "plangraph.cli", "--data-dir", str(tmp_path), "chat", "--conversation", "ch"]
+    lines = b"\xff\xfe\n" + REQUEST.encode() + b"\nexit\n"
+    done = subprocess.run(cmd, input=lines, env=_env(), cwd=ROOT, capture_output=True, timeout=240)
+    out, err = done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")
+    assert done.returncode == 0 and "Traceback" not in err, err
+    assert "请求含有无法识别的字符（第1个字符不是有效的UTF-8）" in "".join(out.split())
+    assert "需要您补充" in out  # the next line was planned as usual
