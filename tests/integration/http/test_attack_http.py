@@ -129,3 +129,48 @@ def test_a_broken_workflow_template_stops_the_server_from_starting(http_env, tmp
     monkeypatch.setenv("PLANGRAPH_TEMPLATES_DIR", str(folder))
     with pytest.raises(TemplateError, match=r"loop\.dot: the edges form a cycle: 0 -> 1 -> 0"):
         create_app(data_dir=tmp_path / "data", checkpoint_url="", api_keys={"k": "u"})
+
+
+def test_a_batch_with_one_unusable_input_runs_none_of_them(live):
+    """Before: the other inputs ran (a plan finished, another was created) and the reply was one
+    422 / 409 saying nothing had changed; the caller lost their outputs."""
+    request = human(REQUEST)
+    with live.client() as client:
+        _waiting(client, "batch-b")
+        bad_answer = client.post(
+            "/plangraph/batch",
+            json={
+                "inputs": [request, {"resume": 5}],
+                "config": [
+                    {"configurable": {"thread_id": "batch-a"}},
+                    {"configurable": {"thread_id": "batch-b"}},
+                ],
+            },
+        )
+        assert bad_answer.status_code == 422, bad_answer.text
+        assert "resume value must be text or an object" in bad_answer.json()["detail"]
+        twice = client.post(
+            "/plangraph/batch",
+            json={"inputs": [request, request], "config": {"configurable": {"thread_id": "batch-c"}}},
+        )
+        assert twice.status_code == 422, twice.text
+        assert (
+            "会话 batch-c 出现了 2 次" in twice.json()["detail"]
+            and "没有执行任何输入" in twice.json()["detail"]
+        )
+        for conversation in ("batch-a", "batch-c"):
+            assert client.get(f"/conversations/{conversation}").status_code == 404
+        assert _pending(client, "batch-b")  # still waiting for its answer
+        fine = client.post(
+            "/plangraph/batch",
+            json={
+                "inputs": [request, {"resume": "杭州余杭区 工商业 500kW"}],
+                "config": [
+                    {"configurable": {"thread_id": "batch-a"}},
+                    {"configurable": {"thread_id": "batch-b"}},
+                ],
+            },
+        )
+    assert fine.status_code == 200, fine.text
+    first, second = fine.json()["output"]
+    assert "__interrupt__" in first and "__interrupt__" not in second
