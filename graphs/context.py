@@ -8,7 +8,26 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Context", "model_api_key", "resolve_context"]
+__all__ = ["Context", "SettingError", "model_api_key", "resolve_context"]
+
+
+class SettingError(ValueError):
+    """A setting (environment variable or context field) that cannot be used; the message names it."""
+
+
+def _env_number(name: str, default: int | float, kind: type[int] | type[float]) -> Any:
+    """The number in environment variable `name` (else `default`); SettingError naming it when it is not one."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return kind(default)
+    try:
+        return kind(raw)
+    except ValueError:
+        example = "8000" if kind is int else "0.8"
+        what = "whole number" if kind is int else "number"
+        raise SettingError(
+            f"{name}={raw!r} is not a {what}; set it to one (e.g. {name}={example}) or unset it"
+        ) from None
 
 
 def model_api_key() -> str:
@@ -36,7 +55,7 @@ class Context:
         },
     )
     token_budget: int = field(
-        default_factory=lambda: int(os.environ.get("PLANGRAPH_TOKEN_BUDGET", "2000")),
+        default_factory=lambda: _env_number("PLANGRAPH_TOKEN_BUDGET", 2000, int),
         metadata={"description": "Max prompt tokens of one model call (env PLANGRAPH_TOKEN_BUDGET)."},
     )
     data_dir: str = field(
@@ -44,7 +63,7 @@ class Context:
         metadata={"description": "Where memory, plans, artifacts live (env PLANGRAPH_DATA_DIR)."},
     )
     model_timeout: float = field(
-        default_factory=lambda: float(os.environ.get("PLANGRAPH_MODEL_TIMEOUT", "60")),
+        default_factory=lambda: _env_number("PLANGRAPH_MODEL_TIMEOUT", 60, float),
         metadata={
             "description": "Wall-clock seconds one model call may take, streaming included; keep-alive pings "
             "do not extend it; a cut call is not retried (env PLANGRAPH_MODEL_TIMEOUT). Model planning gets "
@@ -52,7 +71,7 @@ class Context:
         },
     )
     model_context: int = field(
-        default_factory=lambda: int(os.environ.get("PLANGRAPH_MODEL_CONTEXT", "0")),
+        default_factory=lambda: _env_number("PLANGRAPH_MODEL_CONTEXT", 0, int),
         metadata={
             "description": "The model's context window in tokens (env PLANGRAPH_MODEL_CONTEXT); every request "
             "(prompt, tool schemas, output bound) is fitted into it. 0 = what the server's /v1/models reports, "
@@ -60,29 +79,29 @@ class Context:
         },
     )
     model_max_tokens_plan: int = field(
-        default_factory=lambda: int(os.environ.get("PLANGRAPH_MODEL_MAX_TOKENS_PLAN", "600")),
+        default_factory=lambda: _env_number("PLANGRAPH_MODEL_MAX_TOKENS_PLAN", 600, int),
         metadata={"description": "Output bound of a planning call (env PLANGRAPH_MODEL_MAX_TOKENS_PLAN)."},
     )
     model_max_tokens_step: int = field(
-        default_factory=lambda: int(os.environ.get("PLANGRAPH_MODEL_MAX_TOKENS_STEP", "500")),
+        default_factory=lambda: _env_number("PLANGRAPH_MODEL_MAX_TOKENS_STEP", 500, int),
         metadata={
             "description": "Output bound of a sub-agent's call: field extraction, knowledge answer, plan "
             "reflection (env PLANGRAPH_MODEL_MAX_TOKENS_STEP)."
         },
     )
     model_max_tokens_summary: int = field(
-        default_factory=lambda: int(os.environ.get("PLANGRAPH_MODEL_MAX_TOKENS_SUMMARY", "500")),
+        default_factory=lambda: _env_number("PLANGRAPH_MODEL_MAX_TOKENS_SUMMARY", 500, int),
         metadata={
             "description": "Output bound of the final summary (env PLANGRAPH_MODEL_MAX_TOKENS_SUMMARY)."
         },
     )
     model_max_tokens_gist: int = field(
-        default_factory=lambda: int(os.environ.get("PLANGRAPH_MODEL_MAX_TOKENS_GIST", "80")),
+        default_factory=lambda: _env_number("PLANGRAPH_MODEL_MAX_TOKENS_GIST", 80, int),
         metadata={"description": "Output bound of a block gist (env PLANGRAPH_MODEL_MAX_TOKENS_GIST)."},
     )
 
     state_messages: int = field(
-        default_factory=lambda: int(os.environ.get("PLANGRAPH_STATE_MESSAGES", "20")),
+        default_factory=lambda: _env_number("PLANGRAPH_STATE_MESSAGES", 20, int),
         metadata={
             "description": "Chat messages kept in the graph state after a run (env PLANGRAPH_STATE_MESSAGES); "
             "older ones live in the planner's block memory and are found by search. 0 keeps all."
@@ -98,14 +117,14 @@ class Context:
     )
 
     agent_max_turns: int = field(
-        default_factory=lambda: int(os.environ.get("PLANGRAPH_AGENT_MAX_TURNS", "6")),
+        default_factory=lambda: _env_number("PLANGRAPH_AGENT_MAX_TURNS", 6, int),
         metadata={
             "description": "With a model: most model turns of one agentic step's tool loop "
             "(env PLANGRAPH_AGENT_MAX_TURNS); past it the agent answers on its offline path."
         },
     )
     agent_step_tokens: int = field(
-        default_factory=lambda: int(os.environ.get("PLANGRAPH_AGENT_STEP_TOKENS", "24000")),
+        default_factory=lambda: _env_number("PLANGRAPH_AGENT_STEP_TOKENS", 24000, int),
         metadata={
             "description": "With a model: most tokens (prompt + reply, summed over turns) one agentic step "
             "may spend (env PLANGRAPH_AGENT_STEP_TOKENS); past it the agent answers on its offline path."
@@ -113,7 +132,7 @@ class Context:
     )
 
     plan_revisions: int = field(
-        default_factory=lambda: int(os.environ.get("PLANGRAPH_PLAN_REVISIONS", "2")),
+        default_factory=lambda: _env_number("PLANGRAPH_PLAN_REVISIONS", 2, int),
         metadata={
             "description": "With a model: most revisions the model may make to one plan's remaining steps "
             "(add, drop, reorder) as steps complete (env PLANGRAPH_PLAN_REVISIONS); each completed step is "
@@ -122,7 +141,7 @@ class Context:
     )
 
     memory_compress_at: float = field(
-        default_factory=lambda: float(os.environ.get("PLANGRAPH_MEMORY_COMPRESS_AT", "0.8")),
+        default_factory=lambda: _env_number("PLANGRAPH_MEMORY_COMPRESS_AT", 0.8, float),
         metadata={
             "description": "Share of the token budget past which a disclosed window compresses its oldest "
             "messages into block gists (env PLANGRAPH_MEMORY_COMPRESS_AT; 0 < x <= 1, 1 = only past the "
@@ -130,14 +149,14 @@ class Context:
         },
     )
     memory_facts_share: float = field(
-        default_factory=lambda: float(os.environ.get("PLANGRAPH_MEMORY_FACTS_SHARE", "0.15")),
+        default_factory=lambda: _env_number("PLANGRAPH_MEMORY_FACTS_SHARE", 0.15, float),
         metadata={
             "description": "Most of a window's token budget the user's long-term facts may take "
             "(env PLANGRAPH_MEMORY_FACTS_SHARE; 0 <= x < 1)."
         },
     )
     memory_summary_every: int = field(
-        default_factory=lambda: int(os.environ.get("PLANGRAPH_MEMORY_SUMMARY_EVERY", "8")),
+        default_factory=lambda: _env_number("PLANGRAPH_MEMORY_SUMMARY_EVERY", 8, int),
         metadata={
             "description": "Stale short-term blocks are merged into summary lines every this many new "
             "blocks of a namespace (env PLANGRAPH_MEMORY_SUMMARY_EVERY; >= 1). bench/memory_tiers.py."
@@ -145,7 +164,7 @@ class Context:
     )
 
     max_request_chars: int = field(
-        default_factory=lambda: int(os.environ.get("PLANGRAPH_MAX_REQUEST_CHARS", "8000")),
+        default_factory=lambda: _env_number("PLANGRAPH_MAX_REQUEST_CHARS", 8000, int),
         metadata={"description": "Longest accepted request in characters (env PLANGRAPH_MAX_REQUEST_CHARS)."},
     )
     model_base_url: str = field(
@@ -200,8 +219,8 @@ class Context:
     )
 
     def __post_init__(self) -> None:
-        """Reject memory settings out of range, naming the setting and its environment variable."""
-        checks = (
+        """Reject settings out of range (SettingError), naming the setting and its environment variable."""
+        checks: list[tuple[str, str, bool, str]] = [
             (
                 "memory_compress_at",
                 "PLANGRAPH_MEMORY_COMPRESS_AT",
@@ -220,10 +239,15 @@ class Context:
                 self.memory_summary_every >= 1,
                 "x >= 1",
             ),
-        )
+        ]
+        checks += [
+            ("token_budget", "PLANGRAPH_TOKEN_BUDGET", self.token_budget > 0, "x > 0"),
+            ("max_request_chars", "PLANGRAPH_MAX_REQUEST_CHARS", self.max_request_chars > 0, "x > 0"),
+            ("model_timeout", "PLANGRAPH_MODEL_TIMEOUT", self.model_timeout > 0, "x > 0"),
+        ]
         for name, env, ok, valid in checks:
             if not ok:
-                raise ValueError(
+                raise SettingError(
                     f"{name}={getattr(self, name)!r} is out of range; use {valid} (env {env}, or the context field)"
                 )
 
@@ -235,7 +259,14 @@ class Context:
     def data_path(self) -> Path:
         """`data_dir` as a resolved path (created on demand)."""
         path = Path(self.data_dir).expanduser().resolve()
-        path.mkdir(parents=True, exist_ok=True)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            why = "it is a file, not a folder" if path.is_file() else error.strerror
+            raise SettingError(
+                f"the data directory {path} cannot be used ({why}); set --data-dir or "
+                "PLANGRAPH_DATA_DIR to a folder you can write to"
+            ) from None
         return path
 
 

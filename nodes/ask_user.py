@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -20,7 +21,14 @@ from graphs.state import State
 from nodes.kit.registry import AgentSpec
 from nodes.kit.services import RunServices, ServicesFactory
 
-__all__ = ["InvalidResumeError", "answer_schema", "check_fields", "make_ask_user", "parse_resume"]
+__all__ = [
+    "AnswerTooLongError",
+    "InvalidResumeError",
+    "answer_schema",
+    "check_fields",
+    "make_ask_user",
+    "parse_resume",
+]
 
 log = logging.getLogger("plangraph.executor")
 
@@ -29,6 +37,13 @@ EMPTY_ANSWER_HINT = "没有收到有效的回答。"
 
 class InvalidResumeError(ValueError):
     """A resume value that carries no usable answer."""
+
+
+class AnswerTooLongError(InvalidResumeError):
+    """An answer longer than a request may be (`Context.max_request_chars`)."""
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # as plangraph.runner drops them
 
 
 def parse_resume(value: Any) -> tuple[str, dict[str, Any]]:
@@ -143,11 +158,15 @@ def _ask(
     try:
         text, fields = parse_resume(value)
         check_fields(fields, schema)
+        text = _CONTROL.sub("", text)
+        if len(text) > ctx.max_request_chars:
+            raise AnswerTooLongError(f"回答过长（{len(text)} 字，最多 {ctx.max_request_chars} 字）")
     except InvalidResumeError as error:
         # PlanRunner refuses these before anything is written; a resume sent another way (LangGraph
         # server, Studio) is answered with the same question, saying what was wrong.
         log.warning("plan %s step %s: rejected resume value (%s)", plan["planId"], step["seqNo"], error)
-        hint = EMPTY_ANSWER_HINT if not isinstance(value, dict) else f"{EMPTY_ANSWER_HINT[:-1]}（{error}）。"
+        said = isinstance(value, dict) or isinstance(error, AnswerTooLongError)
+        hint = f"{EMPTY_ANSWER_HINT[:-1]}（{error}）。" if said else EMPTY_ANSWER_HINT
         hints = {**plan["context"].get("_retry_hint", {}), str(step["seqNo"]): hint}
         return Command(
             goto="ask_user", update={"plan": {"planId": plan["planId"], "context": {"_retry_hint": hints}}}

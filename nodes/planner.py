@@ -24,7 +24,7 @@ from nodes.routing import Route, RouteIndex
 from nodes.standing import acknowledge, leftover
 from nodes.understand import Understanding, language, understand, value_words
 from tools.lang import has_language
-from tools.planning import new_plan, validate_steps
+from tools.planning import MAX_REQUIREMENT_CHARS, new_plan, validate_steps
 from tools.segment import declared_terms
 
 __all__ = [
@@ -204,6 +204,9 @@ def _plan(
             runtime.stream_writer({"index": -1, "content": text})  # streaming clients see the answer too
             return Command(goto="__end__", update={"messages": [AIMessage(content=text)], "summary": text})
         steps, note, lang = found.steps, found.note, found.lang
+        # A step's requirement is the request (up to max_request_chars) or a part of it; the bound is
+        # the model's, and the whole request stays in the plan's userQuery.
+        steps = [{**s, "requirement": s["requirement"][:MAX_REQUIREMENT_CHARS]} for s in steps]
     plan = new_plan(query, validate_steps(steps, specs))
     plan["context"]["lang"] = lang
     if found is None:  # the model wrote the requirements: they carry no user parameters (StepContext.texts)

@@ -12,6 +12,7 @@ import uuid
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from graphs.context import SettingError
 from plangraph import cli_kb, cli_memory, conversations, server, waiting
 from plangraph.errors import UserFacingError
 
@@ -151,7 +152,10 @@ class _Printer:
             sys.stdout.flush()
             return
         from rich.panel import Panel
+        from rich.text import Text
 
+        # Everything below but our own labels is text from the run (requests, answers, file names):
+        # shown as plain text, never read as rich markup ("[/x]" in an answer raised MarkupError).
         if kind == "chunk":
             label = "计划" if fields["index"] < 0 else f"步骤 {fields['index']}"
             resp = fields.get("agentChatResponse")
@@ -161,22 +165,31 @@ class _Printer:
                 self.shown.append(resp["content"].strip())
                 # soft_wrap off: long lines wrap inside the panel instead of being cut at its edge
                 self.console.print(
-                    Panel(resp["content"], title=f"{label} · {resp['intent']}"), soft_wrap=False
+                    Panel(Text(resp["content"]), title=Text(f"{label} · {resp['intent']}")), soft_wrap=False
                 )
             elif fields["index"] < 0 and self.shown:
                 text = _without_repeats(fields["content"], self.shown)
                 if text:
-                    self.console.print(f"[dim]{label}[/dim] {text}")
+                    self.console.print(f"[dim]{label}[/dim] {_plain(text)}")
             else:
-                self.console.print(f"[dim]{label}[/dim] {fields['content']}")
+                self.console.print(f"[dim]{label}[/dim] {_plain(fields['content'])}")
         elif kind == "interrupt":
             title = f"需要您补充（步骤 {fields['seqNo']}）"
-            self.console.print(Panel(fields["question"], title=title, border_style="yellow"), soft_wrap=False)
+            self.console.print(
+                Panel(Text(fields["question"]), title=title, border_style="yellow"), soft_wrap=False
+            )
         elif kind == "final":
             if fields["artifacts"]:
-                self.console.print("[bold]报告与文件：[/bold]\n" + "\n".join(fields["artifacts"]))
+                self.console.print("[bold]报告与文件：[/bold]\n" + _plain("\n".join(fields["artifacts"])))
         elif kind == "error":
-            self.console.print(f"[bold red]错误：[/bold red]{fields['message']}")
+            self.console.print(f"[bold red]错误：[/bold red]{_plain(fields['message'])}")
+
+
+def _plain(text: str) -> str:
+    """`text` with rich markup escaped, so that "[/x]" in an answer or an id prints as typed."""
+    from rich.markup import escape
+
+    return escape(text)
 
 
 def _without_repeats(summary: str, shown: list[str]) -> str:
@@ -228,7 +241,7 @@ def _chat(runner: PlanRunner, printer: _Printer, conversation: str) -> int:
     """Read requests and answers from stdin on one conversation until EOF or `exit`."""
     printer.stopped()
     printer.console.print(
-        f"[dim]会话：{conversation}。输入需求，回车发送；有问题时直接输入回答；exit 或 Ctrl-D 退出。[/dim]"
+        f"[dim]会话：{_plain(conversation)}。输入需求，回车发送；有问题时直接输入回答；exit 或 Ctrl-D 退出。[/dim]"
     )
     on_chunk = lambda c: printer.event("chunk", **c)  # noqa: E731
     state = runner.snapshot()
@@ -290,8 +303,40 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
 
 
+def _setting(error: SettingError) -> str:
+    return f"设置有误：{error}。没有改动任何内容。"
+
+
+def _undecodable(args: argparse.Namespace) -> str | None:
+    """The first argument that held bytes which are not UTF-8 (Python keeps them as lone surrogates)."""
+    for name, value in vars(args).items():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str):
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    return name
+    return None
+
+
 def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
+    bad = _undecodable(args)
+    if bad is not None:
+        option = (
+            bad
+            if bad in ("request", "answer", "query", "paths", "fact", "id")
+            else "--" + bad.replace("_", "-")
+        )
+        message = (
+            f"参数 {option} 含有不是 UTF-8 的字节：请把终端或脚本的编码设为 UTF-8（如 LANG=C.UTF-8）后重试。"
+            "没有改动任何内容。"
+        )
+        if getattr(args, "json", False):
+            _Printer(True).event("error", message=message)
+        else:
+            print(f"错误：{message}", file=sys.stderr)
+        return EXIT_USAGE
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         stream=sys.stderr,
@@ -311,6 +356,9 @@ def _main(argv: list[str] | None) -> int:
         except UserFacingError as error:
             print(f"错误：{error}", file=sys.stderr)
             return error.exit_code
+        except SettingError as error:
+            print(f"错误：{_setting(error)}", file=sys.stderr)
+            return EXIT_USAGE
     printer = _Printer(getattr(args, "json", False))
     new = args.command in ("run", "chat")
     conversation = args.conversation or (uuid.uuid4().hex[:12] if new else None)
@@ -333,7 +381,7 @@ def _main(argv: list[str] | None) -> int:
             on_chunk = lambda c: printer.event("chunk", **c)  # noqa: E731
             if args.command == "run":
                 if not printer.as_json:
-                    printer.console.print(f"[dim]会话：{conversation}[/dim]")
+                    printer.console.print(f"[dim]会话：{_plain(conversation)}[/dim]")
                 printer.working("正在规划")
                 outcome = runner.run(args.request, on_chunk=on_chunk)
                 return _drive(runner, outcome, deque(args.answer), printer, conversation)
@@ -343,6 +391,9 @@ def _main(argv: list[str] | None) -> int:
     except UserFacingError as error:
         printer.event("error", message=str(error))
         return error.exit_code
+    except SettingError as error:
+        printer.event("error", message=_setting(error))
+        return EXIT_USAGE
     except KeyboardInterrupt:
         printer.event("error", message="已中断；进度已保存，可用 plangraph resume 继续。")
         return EXIT_ERROR

@@ -47,6 +47,22 @@ def _files(paths: list[str]) -> list[Path]:
     return found
 
 
+MAX_FILE_BYTES = 50_000_000  # as an upload over HTTP (PLANGRAPH_MAX_UPLOAD_BYTES' default)
+
+
+def _check_file(path: Path) -> None:
+    """KbFileError for what is not a regular file of a sensible size (read whole, /dev/zero never ends)."""
+    from tools.kb.uploads import KbFileError
+
+    if path.exists() and not path.is_file():
+        raise KbFileError(path.name, "不是普通文件（设备、管道或套接字）", "请给出文件或文件夹")
+    if path.is_file() and path.stat().st_size > MAX_FILE_BYTES:
+        size = path.stat().st_size / 1e6
+        raise KbFileError(
+            path.name, f"文件有 {size:.0f} MB，超过 {MAX_FILE_BYTES // 1_000_000} MB", "请拆分后再添加"
+        )
+
+
 def run_kb(args: argparse.Namespace) -> int:
     """Run one `kb` subcommand; exit 1 when any file could not be added."""
     from graphs.context import Context
@@ -65,6 +81,7 @@ def run_kb(args: argparse.Namespace) -> int:
     if args.kb_command == "add":
         for path in _files(args.paths):
             try:
+                _check_file(path)
                 doc = index.uploads.add(path, owner)
                 rows.append(doc.as_dict())
                 pages = f"{doc.pages} 页，" if doc.kind == "PDF" else ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "ConfigurationError",
     "ConversationBusyError",
     "ConversationNotFoundError",
     "ConversationStateError",
@@ -33,3 +34,7 @@ class ServiceUnavailableError(UserFacingError):
 
 class ConversationBusyError(ConversationStateError):
     """Another turn of the conversation is running (in this or another process); nothing was done."""
+
+
+class ConfigurationError(UserFacingError):
+    """The service's own settings or files are wrong (a workflow template, a setting): the operator fixes them."""

@@ -30,6 +30,7 @@ from plangraph.http_kb import UPLOAD_PREFIX, add_kb
 from plangraph.http_memory import add_memory
 from plangraph.http_runnable import Backend, ConversationRunnable
 from plangraph.runner import (
+    ConfigurationError,
     ConversationBusyError,
     ConversationNotFoundError,
     ConversationStateError,
@@ -72,6 +73,7 @@ _STATUS = {
     ConversationStateError: 409,
     ConversationBusyError: 409,
     ServiceUnavailableError: 503,
+    ConfigurationError: 503,
 }
 
 
@@ -122,6 +124,9 @@ def create_app(
         raise ValueError("PLANGRAPH_HTTP_WORKERS must be at least 1.")
     data_path = Context(data_dir=str(data_dir)).data_path if data_dir else Context().data_path
     check_data_dir(data_path)
+    _check_templates()
+    with open_checkpointer(data_path, checkpoint_url):
+        pass  # a database that cannot be reached is a clear error now, not a traceback at startup
     opened: dict[str, Backend] = {}
 
     @asynccontextmanager
@@ -172,6 +177,14 @@ def create_app(
     app.add_middleware(LoginRedirect)
     app.add_middleware(AccessLog)
     return app
+
+
+def _check_templates() -> None:
+    """Refuse to start with a broken workflow template (TemplateError, a ValueError naming the file)."""
+    from nodes.agents import agents
+    from tools.plans.workflows import load_templates
+
+    load_templates(agents=set(agents()), extra=Context().templates_dirs)
 
 
 def _add_langserve(app: FastAPI, runnable: ConversationRunnable) -> None:

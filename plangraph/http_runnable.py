@@ -23,6 +23,7 @@ from typing import Any
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import get_config_list
 from langchain_core.runnables.utils import ConfigurableFieldSpec
 from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import TypedDict
@@ -119,8 +120,20 @@ def _request_text(messages: list[Any]) -> str:
     if isinstance(last, BaseMessage):
         return last.text
     if isinstance(last, dict):
-        return str(last.get("content") or "")
+        content = last.get("content") or ""
+        if isinstance(content, list):  # content parts, as OpenAI and LangChain clients send them
+            return "".join(_part_text(part) for part in content)
+        return str(content)
     return str(last or "")
+
+
+def _part_text(part: Any) -> str:
+    """The text of one content part: a string or {"type": "text", "text": ...}; other parts carry none."""
+    if isinstance(part, str):
+        return part
+    if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str):
+        return part["text"]
+    return ""
 
 
 class ConversationRunnable(Runnable[dict[str, Any], dict[str, Any]]):
@@ -218,6 +231,34 @@ class ConversationRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         """Async twin of `invoke`, on the server's turn pool."""
         user = str(((config or {}).get("configurable") or {}).get("user_id") or "")
         return await self._backend().in_pool(self.invoke, input, config, user=user)
+
+    async def abatch(
+        self,
+        inputs: list[dict[str, Any]],
+        config: RunnableConfig | list[RunnableConfig] | None = None,
+        *,
+        return_exceptions: bool = False,
+        **kwargs: Any,
+    ) -> list[Any]:
+        """Every input checked before any runs; then the turns, as `ainvoke` each.
+
+        Without the check, one unusable input (a wrong answer, a second input on the same
+        conversation) failed the whole batch with 422/409 "nothing changed" after the others ran.
+        """
+        configs = get_config_list(config, len(inputs))
+        seen: dict[str, int] = {}
+        for item, item_config in zip(inputs, configs, strict=True):
+            conversation = str((item_config.get("configurable") or {}).get("thread_id") or "")
+            if conversation:
+                seen[conversation] = seen.get(conversation, 0) + 1
+            await asyncio.to_thread(self.check, dict(item), item_config)
+        twice = [c for c, n in seen.items() if n > 1]
+        if twice:
+            raise UserFacingError(
+                f"一次批量请求里每个会话只能有一个输入：会话 {twice[0]} 出现了 {seen[twice[0]]} 次。"
+                "没有执行任何输入：请把同一会话的几轮分开依次发送。"
+            )
+        return await super().abatch(inputs, configs, return_exceptions=return_exceptions, **kwargs)
 
     def stream(
         self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any

@@ -17,6 +17,7 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import re
 import sqlite3
 import sys
 import threading
@@ -38,6 +39,7 @@ from memory.vectors import VectorStoreError
 from nodes.planner import EMPTY_REQUEST, HUGE_REQUEST
 from plangraph.checkpoint import open_checkpointer
 from plangraph.errors import (
+    ConfigurationError,
     ConversationBusyError,
     ConversationNotFoundError,
     ConversationStateError,
@@ -53,9 +55,11 @@ from tools.faults import (
     storage_fault_kind,
     transient_errors,
 )
+from tools.plans.workflows import TemplateError
 
 __all__ = [
     "CLI_ADVICE",
+    "ConfigurationError",
     "HTTP_ADVICE",
     "Advice",
     "ConversationBusyError",
@@ -65,6 +69,8 @@ __all__ = [
     "RunOutcome",
     "ServiceUnavailableError",
     "UserFacingError",
+    "check_id",
+    "clean_text",
 ]
 
 
@@ -86,6 +92,7 @@ class Advice:
     finish_cut_off: str
     resume_later: str  # {conv}: the conversation id
     model_settings: str
+    bad_template: str  # {error}: what is wrong, naming the file (HTTP callers are not shown server paths)
 
 
 CLI_ADVICE = Advice(
@@ -93,21 +100,57 @@ CLI_ADVICE = Advice(
     finish_cut_off="不带回答运行 plangraph resume 可继续被中断的执行",
     resume_later="运行 plangraph resume --conversation {conv} 继续",
     model_settings="请检查 OPENAI_API_KEY、OPENAI_BASE_URL 和 PLANGRAPH_MODEL",
+    bad_template="工作流模板有误：{error}。请修正 PLANGRAPH_TEMPLATES_DIR 中的这个模板（或这个设置）",
 )
 HTTP_ADVICE = Advice(
     new_conversation="或不带会话 ID 发送新请求，开始新的会话",
     finish_cut_off='在同一会话上发送 {"resume": null} 可继续被中断的执行',
     resume_later='在会话 {conv} 上发送 {{"resume": null}} 继续',
     model_settings="请服务管理员检查模型服务的配置",
+    bad_template="服务器的工作流模板有误：请服务管理员查看服务日志，修正 PLANGRAPH_TEMPLATES_DIR 中的模板",
 )
 
+log = logging.getLogger("plangraph.runner")
+_TEMPLATES_OK: set[str] = set()  # template folders already read without a problem
 OnChunk = Callable[[dict], None] | Callable[[dict], Awaitable[None]]
 OWNER_KEY = "plangraph_user"
 MAX_PARALLEL_STEPS = 16
 _INT64 = range(-(2**63), 2**63)
+# C0/C1 control characters except tab, line feed and carriage return: nothing a person means to send,
+# and NUL breaks PostgreSQL's jsonb and Graphviz (a plan drawing of such a request was an HTTP 500).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_ID_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # ids: no line breaks or tabs either
+MAX_ID_CHARS = 200
 
 
-def _checked_answer(answer: Any, question: dict[str, Any]) -> Any:
+def clean_text(text: str, what: str) -> str:
+    """`text` without control characters; UserFacingError when it is not valid Unicode.
+
+    A lone surrogate is what Python makes of bytes that are not UTF-8 (a terminal or script in
+    another encoding); such text cannot be stored, so it is refused before anything is written.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise UserFacingError(
+            f"{what}含有无法识别的字符（第 {error.start + 1} 个字符不是有效的 UTF-8）：请把终端或脚本的编码设为 "
+            "UTF-8 后重新输入。没有改动任何内容。"
+        ) from None
+    return _CONTROL.sub("", text)
+
+
+def check_id(value: str, what: str) -> str:
+    """`value` if it can name a user or conversation (printable, valid Unicode, at most 200 characters)."""
+    clean_text(value, what)
+    if _ID_CONTROL.search(value) or not value.strip() or len(value) > MAX_ID_CHARS:
+        raise UserFacingError(
+            f"{what} {value[:40]!r}{'…' if len(value) > 40 else ''} 不可用：请用 1–{MAX_ID_CHARS} 个可见字符"
+            "（字母、数字、汉字、- . _ 等），不含控制字符。没有改动任何内容。"
+        )
+    return value
+
+
+def _checked_answer(answer: Any, question: dict[str, Any], limit: int) -> Any:
     """`answer` if ask_user can use it and the checkpointer can store it; else a UserFacingError.
 
     A structured answer's fields are checked against the ones the question takes (`question["fields"]`,
@@ -115,8 +158,12 @@ def _checked_answer(answer: Any, question: dict[str, Any]) -> Any:
     """
     from nodes.ask_user import InvalidResumeError, check_fields, parse_resume
 
+    if isinstance(answer, str):
+        answer = clean_text(answer, "回答")
+    elif isinstance(answer, dict):
+        answer = {k: clean_text(v, "回答的字段") if isinstance(v, str) else v for k, v in answer.items()}
     try:
-        _, fields = parse_resume(answer)
+        text, fields = parse_resume(answer)
     except InvalidResumeError as error:
         raise UserFacingError(
             f"无法使用这个回答（{error}）：请用文字回答问题，或给出 JSON 对象形式的输入字段。"
@@ -129,6 +176,10 @@ def _checked_answer(answer: Any, question: dict[str, Any]) -> Any:
             raise UserFacingError(
                 f"无法使用这个回答：{error}。没有改动任何内容，问题仍在等待：请改正后重新回答，或用文字回答。"
             ) from None
+    if len(text) > limit:
+        raise UserFacingError(
+            f"回答过长（{len(text)} 字，最多 {limit} 字）：请只回答问题本身。没有改动任何内容，问题仍在等待。"
+        )
     stack = [answer]
     while stack:
         value = stack.pop()
@@ -137,6 +188,8 @@ def _checked_answer(answer: Any, question: dict[str, Any]) -> Any:
             stack.extend(value.values())
         elif isinstance(value, list | tuple):
             stack.extend(value)
+        elif isinstance(value, str):
+            clean_text(value, "回答")
         elif isinstance(value, int) and not isinstance(value, bool) and value not in _INT64:
             raise UserFacingError("回答中有超出范围的整数（须在 ±2⁶³ 以内）：请改正后重新回答。")
     return answer
@@ -187,9 +240,9 @@ class PlanRunner:
         checkpoint_url: str | None = None,
     ) -> Iterator[PlanRunner]:
         """A runner on the default checkpointer (SQLite in the data dir, or PLANGRAPH_CHECKPOINT_URL)."""
-        context = Context(conversation_id=conversation_id)
+        context = Context(conversation_id=check_id(conversation_id, "会话 ID"))
         if user_id:
-            context.user_id = user_id
+            context.user_id = check_id(user_id, "用户 ID")
         if data_dir:
             context.data_dir = data_dir
         check_data_dir(context.data_path)
@@ -209,9 +262,9 @@ class PlanRunner:
         """
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-        context = Context(conversation_id=conversation_id)
+        context = Context(conversation_id=check_id(conversation_id, "会话 ID"))
         if user_id:
-            context.user_id = user_id
+            context.user_id = check_id(user_id, "用户 ID")
         if data_dir:
             context.data_dir = data_dir
         async with AsyncSqliteSaver.from_conn_string(str(context.data_path / "checkpoints.sqlite")) as saver:
@@ -279,13 +332,40 @@ class PlanRunner:
             raise UserFacingError(
                 f"会话 ID {self.context.conversation_id} 已被其他用户使用：请换一个会话 ID 开始新的会话。"
             )
-        text = (request or "").strip()
+        text = clean_text(request or "", "请求").strip()
         if not text:
             raise UserFacingError(EMPTY_REQUEST)
         limit = self.context.max_request_chars
         if len(text) > limit:
             raise UserFacingError(HUGE_REQUEST.format(n=len(text), limit=limit))
+        self._check_templates()
         return {"messages": [{"role": "user", "content": text}]}
+
+    def _log_for_operator(self, error: Exception) -> None:
+        """A server's operator reads the details in the log (the HTTP caller is not shown server paths)."""
+        if self.advice is not CLI_ADVICE:
+            log.error("workflow templates cannot be used: %s", error)
+
+    def _check_templates(self) -> None:
+        """ConfigurationError (nothing written yet) when a workflow template cannot be read as a plan.
+
+        Checked once per process and template folders: DOT syntax, cycles, statuses. Agent names are
+        the planner's to check (the graph may have agents of its own); a template naming an unknown
+        one stops the run after the request is saved, with how to continue (`_service_errors`).
+        """
+        key = self.context.templates_dirs
+        if key in _TEMPLATES_OK:
+            return
+        from tools.plans.workflows import load_templates
+
+        try:
+            load_templates(extra=key)
+        except TemplateError as error:
+            self._log_for_operator(error)
+            raise ConfigurationError(
+                f"{self.advice.bad_template.format(error=error)}，然后重试。没有改动任何内容。"
+            ) from None
+        _TEMPLATES_OK.add(key)
 
     def resume_input(self, answer: Any = None) -> Any:
         """The graph input that resumes the conversation; raises when `answer` does not fit its state."""
@@ -298,11 +378,13 @@ class PlanRunner:
                 f"找不到会话 {conv}：请检查会话 ID，{self.advice.new_conversation}。"
             )
         if state.interrupts:
-            if answer is None or (isinstance(answer, str) and not answer.strip()):
+            if answer is None or (isinstance(answer, str) and not clean_text(answer, "回答").strip()):
+                empty = "" if answer is None else "收到的回答是空的。"
                 raise ConversationStateError(
-                    f"会话 {conv} 正在等待回答：{state.interrupts[0].value['question']}"
+                    f"{empty}会话 {conv} 正在等待回答：{state.interrupts[0].value['question']}"
                 )
-            return Command(resume=_checked_answer(answer, dict(state.interrupts[0].value)))
+            question = dict(state.interrupts[0].value)
+            return Command(resume=_checked_answer(answer, question, self.context.max_request_chars))
         if state.next or state.tasks:  # tasks: a step finished but the run died before the next checkpoint
             if answer is not None:
                 raise ConversationStateError(
@@ -334,7 +416,7 @@ class PlanRunner:
         if step is not None:
             return self._render_step_plan(plan, step, fmt, output)
         if fmt == "json":
-            return json.dumps(plan, ensure_ascii=False, indent=2, default=str) + "\n"
+            return _written(json.dumps(plan, ensure_ascii=False, indent=2, default=str) + "\n", output)
         from tools.plans.dot import plan_to_dot
 
         return self._render_dot(plan_to_dot(plan), fmt, output)  # type: ignore[arg-type]
@@ -350,12 +432,12 @@ class PlanRunner:
         except NoInternalPlanError as error:
             raise UserFacingError(str(error)) from None
         if fmt == "json":
-            return json.dumps(internal_plan_json(ep), ensure_ascii=False, indent=2) + "\n"
+            return _written(json.dumps(internal_plan_json(ep), ensure_ascii=False, indent=2) + "\n", output)
         return self._render_dot(internal_plan_to_dot(ep), fmt, output)
 
     def _render_dot(self, dot: str, fmt: str, output: str | None) -> str:
         if fmt == "dot":
-            return dot if dot.endswith("\n") else dot + "\n"
+            return _written(dot if dot.endswith("\n") else dot + "\n", output)
         if not output:
             raise UserFacingError(f"--format {fmt} 需要用 --output 指定输出文件。")
         from tools.plans.render import GraphvizMissingError, render
@@ -364,9 +446,7 @@ class PlanRunner:
             data = render(dot, "svg" if fmt == "svg" else "png")
         except GraphvizMissingError as error:
             raise UserFacingError(str(error), exit_code=1) from None
-        with open(output, "wb") as fh:
-            fh.write(data)
-        return f"{output}\n"
+        return _written(data, output)
 
     def _resume_later(self) -> str:
         return self.advice.resume_later.format(conv=self.context.conversation_id)
@@ -416,6 +496,12 @@ class PlanRunner:
             ) from None
         except VectorStoreError as error:
             raise UserFacingError(str(error), exit_code=1) from None
+        except TemplateError as error:  # a template broke after the request was taken (e.g. on resume)
+            self._log_for_operator(error)
+            raise ConfigurationError(
+                f"{self.advice.bad_template.format(error=error)}。请求已保存，修正后{self._resume_later()}。",
+                exit_code=1,
+            ) from None
         except Exception as error:
             if _is_openai(error, "APIStatusError"):
                 if isinstance(error, transient_errors()):  # 5xx, 429: the service hiccuped
@@ -433,8 +519,16 @@ class PlanRunner:
     def _unavailable(self, error: Exception) -> ServiceUnavailableError:
         kind = storage_fault_kind(error)
         fix = "请腾出磁盘空间（数据目录所在的磁盘已满）后" if kind == "full" else "服务恢复后"
+        where = ""
+        if _is_openai(error, "APIConnectionError"):  # nothing answered: stopped, or a wrong address
+            where = (
+                f"：无法连接 {self.context.model_base_url or 'OPENAI_BASE_URL（未设置）'}，"
+                "请确认模型服务已启动、OPENAI_BASE_URL 正确"
+                if self.advice is CLI_ADVICE
+                else f"：无法连接模型服务，{self.advice.model_settings}"
+            )
         return ServiceUnavailableError(
-            f"{_service_name(error)}暂时不可用（{type(error).__name__}: {str(error)[:120]}）。进度已保存，"
+            f"{_service_name(error)}暂时不可用（{type(error).__name__}: {str(error)[:120]}）{where}。进度已保存，"
             f"{fix}{self._resume_later()}。",
             exit_code=1,
         )
@@ -452,6 +546,21 @@ class PlanRunner:
             if plan
             else [],
         )
+
+
+def _written(data: str | bytes, output: str | None) -> str:
+    """`data` itself when there is no `output` file; else the file's name, once `data` is in it."""
+    if not output:
+        assert isinstance(data, str)
+        return data
+    try:
+        with open(output, "wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+    except OSError as error:
+        raise UserFacingError(
+            f"无法写入 {output}（{error.strerror}）：请检查文件夹是否存在、是否可写，或换一个 --output。"
+        ) from None
+    return f"{output}\n"
 
 
 _SQLITE_BUSY_CODES = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}

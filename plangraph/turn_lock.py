@@ -42,7 +42,8 @@ def _digest(thread_id: str) -> bytes:
 def _busy(conversation: str) -> ConversationBusyError:
     return ConversationBusyError(
         f"会话 {conversation} 正在执行另一轮请求（本进程或另一个进程）：这次请求没有执行，也没有改动任何内容。"
-        f"请等那一轮结束后再试；用 plangraph plan --conversation {conversation} 查看进度。"
+        f"请等那一轮结束后再试；查看进度：plangraph plan --conversation {conversation}（命令行）或 "
+        f"GET /conversations/{conversation}（HTTP）。"
     )
 
 

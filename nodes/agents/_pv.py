@@ -9,6 +9,7 @@ the conversation's latest one (`base_case`).
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -58,6 +59,7 @@ __all__ = [
 ]
 
 CASE = "pv_case"  # results-index kind of a pv_calc result
+_MAX_COMPONENT = 150  # bytes of one artifact folder name; longer ids are cut and keep a hash
 
 # The inputs every PV agent needs (what the planner reads in list_agents).
 PV_INPUTS: tuple[InputField, ...] = (
@@ -348,4 +350,6 @@ def _safe(name: str) -> str:
     encoded = re.sub(r"[^\w.-]", lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), name)
     if encoded.startswith("."):
         encoded = "%2E" + encoded[1:]
+    if len(encoded.encode()) > _MAX_COMPONENT:  # a file name has at most 255 bytes (ENAMETOOLONG)
+        encoded = encoded[:40] + "~" + hashlib.sha256(name.encode("utf-8", "replace")).hexdigest()[:24]
     return encoded or "%"

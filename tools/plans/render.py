@@ -6,6 +6,7 @@ and its status, filled with one colour per status; the plan's JSON attributes ar
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import textwrap
@@ -29,6 +30,8 @@ STATUS_COLORS: dict[StatusLabel, str] = {
 # Families tried in order (fontconfig/pango and browsers both read the list); CJK fonts first.
 FONTS = "Noto Sans CJK SC,WenQuanYi Micro Hei,PingFang SC,Microsoft YaHei,sans-serif"
 WRAP = 18  # characters per caption line (CJK characters are about two Latin ones wide)
+MAX_LABEL = 240  # characters of a step's text shown in its box
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 INSTALL_HINT = "install Graphviz: apt-get install graphviz (Debian/Ubuntu) or brew install graphviz"
 
 
@@ -43,7 +46,10 @@ class RenderError(RuntimeError):
 def _caption(node_id: str, attrs: dict[str, str]) -> str:
     who = f"{node_id}. {attrs['agentName']}" if attrs.get("agentName") else attrs.get("toolCode", "")
     status = attrs.get("status") or "待初始化"
-    text = textwrap.wrap(attrs.get("label", node_id), width=WRAP) or [""]
+    # Graphviz stops a string at NUL (a syntax error) and a picture needs no more than a few lines
+    label = _CONTROL.sub("", attrs.get("label", node_id))
+    label = label if len(label) <= MAX_LABEL else label[: MAX_LABEL - 1] + "…"
+    text = textwrap.wrap(label, width=WRAP) or [""]
     return "\n".join(part for part in (who, *text, f"[{status}]") if part)
 
 

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tools.lang import pick
-from tools.pv.data import PROJECT_TYPES, defaults_for, feed_in_price, locations
+from tools.pv.data import PROJECT_TYPES, defaults_for, feed_in_price, find_locations, locations
+
+UNSPECIFIED = "未指定"  # the location of a case given by its yield and feed-in price alone
 
 __all__ = [
     "PLAUSIBLE",
@@ -175,6 +177,11 @@ def resolve_inputs(
                 f"You gave different values for the {label(name, lang).lower()}: {shown}. Which one should I use?",
             ),
         )
+    given = fields.get("location")
+    if isinstance(given, str) and given != UNSPECIFIED and all(loc.name != given for loc in locations()):
+        # a structured answer ({"location": "杭州"}) names the place as people do; an unknown one is said
+        found = find_locations(given.lower())  # English spellings are matched in lower case
+        fields = {**fields, **({"location": found[0][1].name} if found else {"location_unknown": given})}
     if "location_unknown" in fields:
         examples = "、".join(loc.name for loc in locations()[:6:2])
         return _fix(
@@ -239,7 +246,7 @@ def resolve_inputs(
         annual_load_kwh=fields.get("annual_load_kwh"),
     )
     inputs.update(
-        location=place.name if place else "未指定",
+        location=place.name if place else UNSPECIFIED,
         province=place.province if place else "",
         city=place.city if place else "",
     )
