@@ -199,24 +199,27 @@ def _serving(data_dir: Path) -> list[int]:
 def test_a_killed_supervisor_takes_its_workers_and_chroma_server_with_it(tmp_path):
     """SIGKILL (or the OOM killer) gives the supervisor no chance to stop anything itself."""
     server = _Server(tmp_path, 2)
-    workers = _workers(server.proc.pid)
-    [chroma_url] = re.findall(r"in a Chroma server at (http://127\.0\.0\.1:\d+)", "".join(server.lines))
-    serving = set(_serving(tmp_path)) - {server.proc.pid}
-    chroma = [p for p in serving if b"chroma" in Path(f"/proc/{p}/cmdline").read_bytes()]
-    assert len(workers) == 2 and set(workers) <= serving and len(chroma) == 1, serving
-    server.proc.kill()
-    server.proc.wait(timeout=10)
-    deadline = time.monotonic() + 30
-    while _serving(tmp_path) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    left = _serving(tmp_path)
-    for pid in left:  # do not leave them to the next test
-        os.kill(pid, signal.SIGKILL)
-    assert left == [], "still running after the supervisor was killed"
-    with pytest.raises(httpx.TransportError):
-        httpx.get(f"{chroma_url}/api/v2/heartbeat", timeout=5)
-    assert server.proc.stderr is not None
-    server.proc.stderr.close()
+    try:
+        workers = _workers(server.proc.pid)
+        [chroma_url] = re.findall(r"in a Chroma server at (http://127\.0\.0\.1:\d+)", "".join(server.lines))
+        serving = set(_serving(tmp_path)) - {server.proc.pid}
+        chroma = [p for p in serving if b"chroma" in Path(f"/proc/{p}/cmdline").read_bytes()]
+        assert len(workers) == 2 and set(workers) <= serving and len(chroma) == 1, serving
+        server.proc.kill()
+        server.proc.wait(timeout=10)
+        deadline = time.monotonic() + 30
+        while _serving(tmp_path) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _serving(tmp_path) == [], "still running after the supervisor was killed"
+        with pytest.raises(httpx.TransportError):
+            httpx.get(f"{chroma_url}/api/v2/heartbeat", timeout=5)
+    finally:  # whatever failed above, leave nothing running for the next test
+        server.proc.kill()
+        for pid in _serving(tmp_path):
+            os.kill(pid, signal.SIGKILL)
+        server.proc.wait(timeout=10)
+        assert server.proc.stderr is not None
+        server.proc.stderr.close()
 
 
 @pytest.mark.parametrize(
