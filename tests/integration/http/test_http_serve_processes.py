@@ -7,6 +7,7 @@ SIGTERM stops them all, and a bad process count is named back with what to do.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -216,7 +217,8 @@ def test_a_killed_supervisor_takes_its_workers_and_chroma_server_with_it(tmp_pat
     finally:  # whatever failed above, leave nothing running for the next test
         server.proc.kill()
         for pid in _serving(tmp_path):
-            os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         server.proc.wait(timeout=10)
         assert server.proc.stderr is not None
         server.proc.stderr.close()
