@@ -15,6 +15,7 @@ import functools
 import re
 import unicodedata
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 from tools.pv.data import find_locations, locations
@@ -434,6 +435,17 @@ def _spelled(text: str) -> str:
     return re.sub(r"(?<![a-z])[a-z]{6,}(?![a-z])", lambda m: _corrected(m.group(), known), text)
 
 
+# A number in scientific or hexadecimal notation, as a programmer or a spreadsheet writes it.
+_SCIENTIFIC = re.compile(r"(?<![a-z0-9_.])(?:(\d+(?:\.\d+)?)e([+-]?\d{1,3})|0x([0-9a-f]{1,12}))(?![\d.])")
+
+
+def _plain_number(m: re.Match) -> str:
+    """The number of `_SCIENTIFIC` written out in decimals (a huge one stays huge: named back later)."""
+    if m[3] is not None:
+        return str(int(m[3], 16))
+    return format(Decimal(f"{m[1]}e{m[2]}").normalize(), "f")
+
+
 def normalize(text: str) -> str:
     """NFKC (full-width → ASCII, ㎡ → m2), lower case, no thousands separators, English rewritten.
 
@@ -442,6 +454,7 @@ def normalize(text: str) -> str:
     """
     text = unicodedata.normalize("NFKC", text).lower().replace("−", "-")
     text = re.sub(r"(?<=\d),(?=\d{3})", "", text)
+    text = _SCIENTIFIC.sub(_plain_number, text)  # "1e3kw" is 1000 kW, not the 3 after the e
     text = re.sub(r"负\s*(?=\d)", "-", text)  # "电价负0.3元": a negative number, named back
     text = _ZH_MEGA.sub(_zh_mega, text)
     text = _ZH_NUMBER.sub(_zh_number, text)

@@ -433,3 +433,14 @@ def test_a_typo_one_letter_from_a_known_word_is_read_as_that_word(text, expected
 )
 def test_numbers_after_numbers_signs_and_passives(text, expected):
     assert parse_fields(text) == pytest.approx(expected)
+
+
+def test_scientific_and_hexadecimal_numbers_are_read_whole() -> None:
+    """Found by the attack run: "1e3kW" was calculated as 3 kW (the digits after the e)."""
+    assert parse_fields("杭州工商业1e3kW光伏")["capacity_kw"] == 1000
+    assert parse_fields("Hangzhou commercial 5E2 kW")["capacity_kw"] == 500
+    assert parse_fields("hangzhou commercial 1.5e3 kw")["capacity_kw"] == 1500
+    assert parse_fields("杭州工商业0x1F4kW")["capacity_kw"] == 500
+    assert parse_fields("电价2e-1元/度")["electricity_price"] == pytest.approx(0.2)
+    assert parse_fields("杭州工商业1e309kW")["capacity_kw"] == float("inf")  # named back as impossible
+    assert parse_fields("hangzhou commercial 100kw, the 2e model")["capacity_kw"] == 100
