@@ -188,12 +188,8 @@ class BlockMemory(ReadingMixin):
             "SELECT block_id, todo_id, vec FROM blocks WHERE ns=? AND vec IS NOT NULL", (namespace,)
         )
         items = [(b, t, decode_vec(v) or []) for b, t, v in rows]
-        try:
-            for start in range(0, len(items), 2000):
-                self._vectors.upsert(namespace, items[start : start + 2000])
-        except Exception:
-            state.vectors_seen, state.vectors_owed = -1, True  # try again on the next use
-            raise
+        for start in range(0, len(items), 2000):
+            self._send_vectors(namespace, state, items[start : start + 2000])  # failed: again next use
 
     def _send_vectors(
         self, namespace: str, state: NamespaceState, items: list[tuple[str, str, list[float]]]

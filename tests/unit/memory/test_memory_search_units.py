@@ -206,16 +206,7 @@ class _Concepts(Embeddings):
 
 def test_each_message_is_scored_by_its_own_closure_vector_not_only_its_blocks(tmp_path):
     """The closure that answers ranks first inside its block, though it shares no word with the question."""
-    talk = [
-        ("Did you see the match yesterday?", "Yes, what a game."),
-        ("It was so sunny today.", "No rain here either."),
-        ("I need an espresso.", "Coffee sounds good."),
-        ("I just flew back from Lisbon.", "Oh nice, how long were you away?"),
-    ]
-    msgs = []
-    for i, (q, a) in enumerate(talk):
-        msgs.append(HumanMessage(q, id=f"q{i}", name="Maya", additional_kwargs=_at(i)))
-        msgs.append(AIMessage(a, id=f"a{i}", name="Tom", additional_kwargs=_at(i + 0.5)))
+    msgs = _trip_talk()
     for weight, first in ((0.5, "q3"), (0.0, "q0")):
         memory = BlockMemory(tmp_path / str(weight), _Concepts(), piece_weight=weight, merge_threshold=-1.0)
         memory.add_messages("ns", msgs)
