@@ -8,7 +8,9 @@ turn, so when they would pass the budget `fit_turn` makes room, oldest first, in
    whole text; results the loop did not store say to call the tool again), their text to a gist;
 2. older turns go whole (the call and its results together, so tool-call ids stay paired) and
    are named in one line each in the system message (tool, arguments, `store://` id);
-3. the newest turn's results are cut to share what is left, each keeping its id.
+3. the newest turn's own long arguments are cut to their opening (the model wrote them; the
+   results are the evidence it needs), then its results are cut to share what is left, each
+   keeping its id.
 
 Nothing here changes the loop's checkpointed messages: the whole results stay in the loop state
 and in the offload store, and the step's closures reach block memory as they were.
@@ -32,6 +34,7 @@ EARLIER_HEADER = "本步骤更早的工具调用（结果已移出上下文，�
 _EARLIER_LINES = 6
 _ARGS_CHARS = 80
 _NOTE_TOKENS = 40  # what `preview` adds after the cut text (where the whole result is)
+_ARG_KEEP = 200  # characters of a long argument of the newest model turn kept when it does not fit
 
 
 def preview(text: str, ref: str | None, tokens: int) -> str:
@@ -78,6 +81,27 @@ def _line(turn: list[BaseMessage]) -> str:
     return "- " + ("；".join(parts) or " ".join(head.text.split())[:_ARGS_CHARS])
 
 
+def _short(value: object) -> object:
+    if isinstance(value, str) and len(value) > _ARG_KEEP:
+        return f"{value[:_ARG_KEEP]}…（共 {len(value)} 字符，提示中只显示开头）"
+    if isinstance(value, dict):
+        return {k: _short(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_short(v) for v in value]
+    return value
+
+
+def _short_call(message: BaseMessage) -> BaseMessage:
+    """The model's own message with its long arguments and text cut to their opening."""
+    if not isinstance(message, AIMessage):
+        return message
+    calls = [{**call, "args": _short(call["args"])} for call in message.tool_calls]
+    text = message.content if not isinstance(message.content, str) else _short(message.content)
+    if calls == message.tool_calls and text == message.content:
+        return message
+    return message.model_copy(update={"tool_calls": calls, "content": text})
+
+
 def fit_turn(head: Sequence[BaseMessage], messages: Sequence[BaseMessage], budget: int) -> list[BaseMessage]:
     """`head` + `messages` within `budget` tokens (`memory.tokens` count); see the module doc.
 
@@ -106,7 +130,11 @@ def fit_turn(head: Sequence[BaseMessage], messages: Sequence[BaseMessage], budge
     over = count_messages_tokens(build()) - budget
     if over <= 0:
         return build()
-    newest = turns[-1]  # 3. the newest turn's results share what is left
+    turns[-1] = [_short_call(turns[-1][0]), *turns[-1][1:]]  # 3. its long arguments to an opening,
+    over = count_messages_tokens(build()) - budget
+    if over <= 0:
+        return build()
+    newest = turns[-1]  # then its results share what is left
     results = [m for m in newest if isinstance(m, ToolMessage)]
     if results:
         spent = sum(count_tokens(m.text) for m in results)

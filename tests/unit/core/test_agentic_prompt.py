@@ -105,3 +105,20 @@ def test_a_long_tool_result_is_offloaded_whole_and_its_id_kept():
         REF_KEY
         not in _invoke(short, {"id": "c2", "name": "find", "args": {"query": "x"}}, offload).additional_kwargs
     )
+
+
+def test_a_huge_argument_of_the_newest_call_is_cut_before_its_results_are():
+    call = {"id": "c1", "name": "knowledge_search", "args": {"query": "电价" * 2500, "k": 3}}
+    result = "第1次结果：" + PASSAGE  # ~400 tokens: the evidence the model asked for
+    loop = [AIMessage("", tool_calls=[call]), ToolMessage(result, tool_call_id="c1")]
+    assert count_messages_tokens([*HEAD, *loop]) > 1200
+    fitted = fit_turn(HEAD, loop, 1200)
+    assert count_messages_tokens(fitted) <= 1200 and _paired(fitted[2:])
+    assert fitted[-1].content == result  # the results stay whole
+    model = fitted[-2]
+    assert isinstance(model, AIMessage) and model.tool_calls[0]["args"]["k"] == 3
+    assert (
+        model.tool_calls[0]["args"]["query"].startswith("电价" * 100)
+        and "5000 字符" in model.tool_calls[0]["args"]["query"]
+    )
+    assert loop[0].tool_calls[0]["args"]["query"] == "电价" * 2500  # the loop state is untouched
