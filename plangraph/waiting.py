@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphs.context import Context
+from graphs.context import Context, SettingError
 from plangraph.errors import UserFacingError
 from tools.plans.store import PlanStore
 
@@ -294,8 +294,23 @@ def configure_remind(parser: argparse.ArgumentParser) -> None:
 
 
 def _store(data_dir: str | None = None) -> PlanStore | None:
-    """The plan store of the data dir (as the runner resolves it), or None when there is none yet."""
+    """The plan store of the data dir (as the runner resolves it), or None when there is none yet.
+
+    A data dir that is a file is a SettingError; one that does not exist is said on stderr (a
+    mistyped --data-dir would otherwise read as "no conversations"), and there is no store.
+    """
     path = Path(data_dir or Context().data_dir).expanduser().resolve()
+    if path.exists() and not path.is_dir():
+        raise SettingError(
+            f"the data directory {path} cannot be used (it is a file, not a folder); set --data-dir or "
+            "PLANGRAPH_DATA_DIR to the folder plangraph run wrote to"
+        )
+    if not path.exists():
+        print(
+            f"数据目录 {path} 不存在，这里还没有运行过 plangraph。若会话在别处，用 --data-dir 或 "
+            "PLANGRAPH_DATA_DIR 指向它。",
+            file=sys.stderr,
+        )
     return PlanStore(path / "plans.sqlite") if (path / "plans.sqlite").is_file() else None
 
 

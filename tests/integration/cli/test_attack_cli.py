@@ -163,6 +163,17 @@ def test_a_file_as_data_dir_and_an_unwritable_output_are_named(tmp_path):
     assert (tmp_path / "p.dot").read_text(encoding="utf-8").startswith("digraph G {")
 
 
+def test_listing_a_data_dir_that_is_missing_or_a_file_says_so(tmp_path):
+    """Before: `conversations --data-dir /proc/x` (or a typo) answered "还没有会话", a file too."""
+    (tmp_path / "a-file").write_text("x")
+    for command in ("conversations", "pending"):
+        code, out, err = _cli(command, data=tmp_path / "a-file")
+        assert code == 2 and "it is a file, not a folder" in err, (command, out, err)
+        code, out, err = _cli(command, "--json", data=tmp_path / "typo")
+        assert code == 0 and json.loads(out) == [] and f"数据目录 {tmp_path / 'typo'} 不存在" in err
+    assert not (tmp_path / "typo").exists()  # listing creates nothing
+
+
 def test_kb_add_refuses_devices_and_pipes_instead_of_reading_forever(tmp_path):
     """Before: `kb add` on a FIFO waited forever for a writer; on /dev/zero it read until the kernel
     killed it (not run here: without the fix it takes the machine's memory). The same check covers both."""
