@@ -147,6 +147,15 @@ class ServiceHub:
             key, lambda: KnowledgeIndex(ctx.data_path, dirs, embeddings, chroma_url=ctx.chroma_url or None)
         )
 
+    def close(self) -> None:
+        """Close every store this hub opened (those that can be closed); the hub can open them again."""
+        with self._lock:
+            opened, self._open = list(self._open.values()), {}
+        for service in opened:
+            close = getattr(service, "close", None)
+            if callable(close):
+                close()
+
     def _shared(self, key: tuple[Any, ...], make: Any) -> Any:
         with self._lock:
             if key not in self._open:

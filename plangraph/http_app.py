@@ -99,6 +99,7 @@ def create_app(
     rate_limit_per_minute: int | None = None,
     workers: int | None = None,
     admin_keys: Collection[str] | None = None,
+    warm_up: bool = False,
 ) -> FastAPI:
     """The plangraph HTTP app; arguments left out fall back to the PLANGRAPH_* environment variables.
 
@@ -106,6 +107,8 @@ def create_app(
     `insecure_no_auth` is set; then every caller acts as PLANGRAPH_USER_ID (or "default").
     Admin keys (argument or PLANGRAPH_ADMIN_KEYS, comma-separated) may also manage the shared
     knowledge-base documents; one that is not among the API keys acts as user "admin".
+    With `warm_up` the app runs throwaway offline turns at start-up, before it answers anything
+    (plangraph/warm.py), so the first user does not wait for the process's one-time loads.
     """
     keys = dict(api_keys) if api_keys is not None else load_api_keys()
     admins = list(admin_keys) if admin_keys is not None else _env_list("PLANGRAPH_ADMIN_KEYS")
@@ -135,6 +138,10 @@ def create_app(
             open_checkpointer(data_path, checkpoint_url) as saver,
             ThreadPoolExecutor(turn_workers, thread_name_prefix="plangraph-turn") as pool,
         ):
+            if warm_up:
+                from plangraph.warm import warm_up as run_warm_up
+
+                await asyncio.to_thread(run_warm_up)
             hub = ServiceHub()
             opened["backend"] = Backend(
                 build_graph(checkpointer=saver, services=hub),

@@ -13,6 +13,8 @@ import logging
 import os
 import socket
 import sys
+import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from plangraph.access_log import ACCESS_LOGGER
@@ -74,10 +76,21 @@ def _processes(args: argparse.Namespace) -> int:
     return value
 
 
-def _worker_app(data_dir: str | None, insecure_no_auth: bool) -> FastAPI:
+def _warm_up() -> bool:
+    """PLANGRAPH_WARM_UP: on unless 0 / false / no / off (plangraph/warm.py)."""
+    raw = os.environ.get("PLANGRAPH_WARM_UP", "1").strip().lower()
+    if raw in ("", "1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise UserFacingError(f"PLANGRAPH_WARM_UP={raw!r} 无法识别：设为 1（默认，启动时先预热）或 0（不预热）。")
+
+
+def _worker_app(data_dir: str | None, insecure_no_auth: bool, warm_up: bool = False) -> FastAPI:
     """The app of one server process (module level, so that a spawned worker can unpickle it)."""
     logging.getLogger(ACCESS_LOGGER).setLevel(logging.INFO)  # one line per request, on stderr
-    return create_app(data_dir=data_dir, insecure_no_auth=insecure_no_auth)
+    logging.getLogger("plangraph.warm").setLevel(logging.INFO)  # "warmed up in 2.4 s" at start-up
+    return create_app(data_dir=data_dir, insecure_no_auth=insecure_no_auth, warm_up=warm_up)
 
 
 def _is_loopback(host: str) -> bool:
@@ -90,21 +103,22 @@ def _is_loopback(host: str) -> bool:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    """Run the HTTP server until interrupted; prints the URL it listens on once it is bound."""
+    """Run the HTTP server until interrupted; prints the URL it listens on once it answers (after the warm-up)."""
     if args.insecure_no_auth and not _is_loopback(args.host):
         raise UserFacingError(
             f"--insecure-no-auth 只能用于本机地址（127.0.0.1 / ::1），不能用于 {args.host}。"
         )
     processes = _processes(args)
+    warm_up = _warm_up()
     data_dir = getattr(args, "data_dir", None)
     try:
         # Built here in every case: a configuration error stops the command before it listens.
-        app = _worker_app(data_dir, args.insecure_no_auth)
+        app = _worker_app(data_dir, args.insecure_no_auth, warm_up)
     except ValueError as error:
         raise UserFacingError(f"无法启动服务：{error}") from None
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     if processes > 1:
-        return _serve_processes(args, family, processes, data_dir)
+        return _serve_processes(args, family, processes, data_dir, warm_up)
     import uvicorn
 
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -114,8 +128,15 @@ def run_serve(args: argparse.Namespace) -> int:
     except OSError as error:
         sock.close()
         raise _cannot_listen(args, error) from None
-    _print_listening(sock, family, "")
     server = uvicorn.Server(uvicorn.Config(app, log_level="info", access_log=False))
+
+    def report_ready() -> None:  # once it answers (after the warm-up), as --processes N does
+        while not server.started and not server.should_exit:
+            time.sleep(0.05)
+        if server.started:
+            _print_listening(sock, family, "")
+
+    threading.Thread(target=report_ready, daemon=True).start()
     server.run(sockets=[sock])
     return 0
 
@@ -131,7 +152,11 @@ def _print_listening(sock: socket.socket, family: socket.AddressFamily, suffix: 
 
 
 def _serve_processes(
-    args: argparse.Namespace, family: socket.AddressFamily, processes: int, data_dir: str | None
+    args: argparse.Namespace,
+    family: socket.AddressFamily,
+    processes: int,
+    data_dir: str | None,
+    warm_up: bool,
 ) -> int:
     """`processes` server processes on one port (plangraph.serve_workers); the address is printed once all listen."""
     from plangraph.serve_workers import reserve_port, supervise
@@ -140,7 +165,7 @@ def _serve_processes(
         reserved = reserve_port(args.host, args.port, family)
     except OSError as error:
         raise _cannot_listen(args, error) from None
-    factory = functools.partial(_worker_app, data_dir, args.insecure_no_auth)
+    factory = functools.partial(_worker_app, data_dir, args.insecure_no_auth, warm_up)
 
     def serve() -> int:
         return supervise(

@@ -12,6 +12,9 @@ from tests.support.offline import OFFLINE_ENV
 
 for _name, _value in OFFLINE_ENV.items():
     os.environ.setdefault(_name, _value)
+# Servers started by tests skip the warm-up turns (plangraph/warm.py; seconds per start, and most
+# tests start one); tests/integration/http/test_http_warm_up.py turns it on.
+os.environ.setdefault("PLANGRAPH_WARM_UP", "0")
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import threading
@@ -28,6 +27,7 @@ from graphs.main import build_graph
 from plangraph.auth import thread_id_for
 from plangraph.checkpoint import open_checkpointer
 from plangraph.runner import PlanRunner
+from tests.support.local_server import listening_url
 from tools.plans.store import PlanStore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -124,13 +124,10 @@ def two_servers(env: dict[str, str], count: int = 2) -> Iterator[list[str]]:
                 text=True,
             )
             assert proc.stderr is not None
-            line = proc.stderr.readline()
             drain = threading.Thread(target=proc.stderr.read, daemon=True)  # keep the pipe drained
             stack.callback(_stop, proc, drain)
-            found = re.search(r"listening on (http://127\.0\.0\.1:\d+)", line)
-            assert found, line + proc.stderr.read()
+            urls.append(listening_url(proc))
             drain.start()
-            urls.append(found.group(1))
         for url in urls:
             _wait_healthy(url)
         yield urls

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["backend_missing", "free_port", "in_ci", "stop_process", "wait_until_ready"]
+__all__ = ["backend_missing", "free_port", "in_ci", "listening_url", "stop_process", "wait_until_ready"]
 
 
 def free_port() -> int:
@@ -20,6 +21,17 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def listening_url(proc: subprocess.Popen) -> str:
+    """The URL `plangraph serve` prints once it answers (uvicorn's own lines come before it)."""
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:
+        if found := re.search(r"listening on (http://127\.0\.0\.1:\d+)", line):
+            return found.group(1)
+        seen.append(line)
+    raise AssertionError(f"plangraph serve ended without listening (exit {proc.wait()}):\n{''.join(seen)}")
 
 
 def in_ci() -> bool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +11,7 @@ import httpx
 import pytest
 
 from tests.integration.http.http_support import human, serve
+from tests.support.local_server import listening_url
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -40,18 +40,10 @@ def test_serve_refuses_to_start_without_keys_or_off_loopback(http_env, capsys, a
 def test_serve_with_keys_listens_on_a_free_port(tmp_path):
     proc = _serve("--port", "0", env=_env(tmp_path, PLANGRAPH_API_KEYS="k1:alice"))
     try:
-        assert proc.stderr is not None
-        line = proc.stderr.readline()
-        url = re.search(r"listening on (http://127\.0\.0\.1:\d+)", line)
-        assert url, line
-        for _ in range(200):
-            try:
-                if httpx.get(f"{url.group(1)}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-        assert httpx.get(f"{url.group(1)}/pending").status_code == 401
-        assert httpx.get(f"{url.group(1)}/pending", headers={"X-API-Key": "k1"}).json() == {"plans": []}
+        url = listening_url(proc)
+        assert httpx.get(f"{url}/healthz", timeout=2).status_code == 200  # printed once it answers
+        assert httpx.get(f"{url}/pending").status_code == 401
+        assert httpx.get(f"{url}/pending", headers={"X-API-Key": "k1"}).json() == {"plans": []}
     finally:
         proc.terminate()
         _, err = proc.communicate(timeout=30)

@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 
 from tests.integration.http.http_support import KEY_ALICE, human, sse
+from tests.support.local_server import listening_url
 
 ROOT = Path(__file__).resolve().parents[3]
 ANSWER = "地点是杭州余杭区，进行工商业光伏测算，装机容量500kW"
@@ -114,16 +115,8 @@ def test_plangraph_serve_logs_requests_and_uses_the_data_dir_flag(tmp_path):
     cmd = [sys.executable, "-m", "plangraph.cli", "--data-dir", str(tmp_path / "d"), "serve", "--port", "0"]
     proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True)
     try:
-        assert proc.stderr is not None
-        url = re.search(r"listening on (http://127\.0\.0\.1:\d+)", proc.stderr.readline())
-        assert url
-        for _ in range(200):
-            try:
-                if httpx.get(f"{url.group(1)}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-        assert httpx.get(f"{url.group(1)}/pending", headers={"X-API-Key": "k-serve-123"}).status_code == 200
+        url = listening_url(proc)  # printed once it answers
+        assert httpx.get(f"{url}/pending", headers={"X-API-Key": "k-serve-123"}).status_code == 200
     finally:
         proc.terminate()
         _, err = proc.communicate(timeout=30)
