@@ -55,7 +55,9 @@ def warm_up(context: Context | None = None) -> float:
                     data_dir=data_dir,
                     chroma_url="",
                     model="",
-                    embeddings=base.embeddings if (base.embeddings.strip().lower() or "minilm") in LOCAL_EMBEDDINGS else "hash",
+                    embeddings=base.embeddings
+                    if (base.embeddings.strip().lower() or "minilm") in LOCAL_EMBEDDINGS
+                    else "hash",
                     user_id="warm-up",
                     conversation_id=f"warm-up-{i}",
                 )
