@@ -10,8 +10,8 @@ english_paraphrases, chinese_paraphrases; dev/test splits; the ten unrelated que
 tests/integration/kb/test_kb_minilm.py count as dev out-of-scope), picks the floors that answer the
 most dev questions while refusing every dev out-of-scope one (citing documents that do not answer
 is worse than "I don't know"), and with `--final` reports them on the test split and on the
-held-out sets (chinese_heldout.jsonl, heldout_2.jsonl: fresh questions never used to choose
-anything).
+held-out sets (chinese_heldout.jsonl, heldout_2.jsonl, heldout_3.jsonl: fresh questions never used
+to choose anything).
 
     PYTHONPATH=. .venv/bin/python bench/kb_relevance.py                # MiniLM (the default embeddings)
     PYTHONPATH=. .venv/bin/python bench/kb_relevance.py --embeddings hash
@@ -52,6 +52,11 @@ HELD_OUT_2 = DATA / "heldout_2.jsonl"
 HELD_OUT.update(
     {f"h2-{lang}-{style}": HELD_OUT_2 for lang in ("en", "zh") for style in ("lay", "expert", "oos")}
 )
+# a third held-out set written before session 10's changes (same schema), reported as "held-out 3"
+HELD_OUT_3 = DATA / "heldout_3.jsonl"
+HELD_OUT.update(
+    {f"h3-{lang}-{style}": HELD_OUT_3 for lang in ("en", "zh") for style in ("lay", "expert", "oos")}
+)
 COVERAGE = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7)
 VECTOR = (0.6, 0.7, 0.8, 0.9, 1.01)  # 1.01: vectors never decide relevance alone
 SUMMARY = (0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 1.01)  # question ↔ the note's English summary
@@ -68,8 +73,8 @@ TOP_K = 3
 def load(lang: str) -> list[dict]:
     path = {**SETS, **HELD_OUT}[lang]
     rows = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
-    if path == HELD_OUT_2:  # one file, reported per language and style ("h2-en-lay")
-        rows = [r for r in rows if f"h2-{r['lang']}-{r['style']}" == lang]
+    if path in (HELD_OUT_2, HELD_OUT_3):  # one file each, reported per language and style ("h2-en-lay")
+        rows = [r for r in rows if f"{lang[:2]}-{r['lang']}-{r['style']}" == lang]
     if (
         lang == "zh"
     ):  # the MiniLM test's unrelated questions (written earlier, mostly Chinese) are dev negatives too
@@ -258,7 +263,8 @@ def main() -> None:
             for lang in SETS:
                 _row(label, setting, split, lang, score(results[(lang, split)], setting))
         for lang in HELD_OUT if args.final else ():
-            _row(label, setting, "held-out", lang, score(results[(lang, "heldout")], setting))
+            split = "held-out 3" if lang.startswith("h3-") else "held-out"
+            _row(label, setting, split, lang, score(results[(lang, "heldout")], setting))
     user_manual(args.embeddings, best.settings(), args.final)
     if args.show_dev:
         for lang in SETS:

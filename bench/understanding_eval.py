@@ -21,8 +21,9 @@ A case counts as right on a count when all its turns are. Usage (from the reposi
     PYTHONPATH=. .venv/bin/python bench/understanding_eval.py --report runs.jsonl --split heldout
 
 `--split heldout` runs tests/understanding/heldout.jsonl (session 8) and `--split heldout2`
-tests/understanding/heldout2.jsonl (session 9), phrasings written before the fixes they measure:
-report them, never tune on them. `every` = dev + test + both held-out sets in one run.
+tests/understanding/heldout2.jsonl (session 9), `--split heldout3` tests/understanding/heldout3.jsonl
+(session 10), phrasings written before the fixes they measure: report them, never tune on them.
+`every` = dev + test + all held-out sets in one run.
 
 By default the CLI runs in this process (`plangraph.cli.main`, same code path and JSON as the
 console script, without ~5 s of start-up per turn); `--subprocess` runs the real console script.
@@ -54,7 +55,9 @@ CASES = ROOT / "tests" / "understanding" / "cases.jsonl"
 HELDOUT = ROOT / "tests" / "understanding" / "heldout.jsonl"
 # A second held-out set (split "heldout2", session 9), written the same way before the changes it measures.
 HELDOUT2 = ROOT / "tests" / "understanding" / "heldout2.jsonl"
-_HELDOUT_SPLITS = ("heldout", "heldout2")
+# A third held-out set (split "heldout3", session 10), written the same way before the changes it measures.
+HELDOUT3 = ROOT / "tests" / "understanding" / "heldout3.jsonl"
+_HELDOUT_SPLITS = ("heldout", "heldout2", "heldout3")
 COUNTS = ("plan", "params", "question", "language")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _WORD = re.compile(r"[A-Za-z]{2,}")
@@ -67,11 +70,14 @@ __all__ = ["detect_language", "load_cases", "run_case", "score_turn"]
 
 
 def load_cases(split: str = "all", kind: str | None = None, ids: Iterable[str] = ()) -> list[dict]:
-    """The cases of `split` (dev, test, all = both, heldout, heldout2, every = all); one kind or some ids."""
+    """The cases of `split` (dev, test, all = both, heldout…heldout3, every = all); one kind or some ids."""
     wanted = set(ids)
-    sources = {"heldout": [HELDOUT], "heldout2": [HELDOUT2], "every": [CASES, HELDOUT, HELDOUT2]}.get(
-        split, [CASES]
-    )
+    sources = {
+        "heldout": [HELDOUT],
+        "heldout2": [HELDOUT2],
+        "heldout3": [HELDOUT3],
+        "every": [CASES, HELDOUT, HELDOUT2, HELDOUT3],
+    }.get(split, [CASES])
     lines = [line for source in sources for line in source.read_text(encoding="utf-8").splitlines()]
     cases = [json.loads(line) for line in lines if line.strip()]
     return [
