@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
+from tools.kb.loaders import text_encoding
+
 __all__ = [
     "KB_DIR_ENV",
     "MAX_PASSAGE_CHARS",
@@ -95,12 +97,15 @@ def file_sha(path: Path) -> str:
 
 
 def read_document(path: Path, doc_key: str | None = None) -> list[KbPassage]:
-    """Parse one document into passages carrying its title, source and tags."""
+    """Parse one document into passages carrying its title, source and tags.
+
+    Raises `KbFileError` (naming the file and what to do) for binary data or an unknown encoding.
+    """
     raw = path.read_bytes()
     sha = hashlib.sha256(raw).hexdigest()
     key = doc_key or str(path.resolve())
     title, source, tags, english, questions, body = "", "", "", "", "", []
-    for line in raw.decode("utf-8", errors="replace").splitlines():
+    for line in raw.decode(text_encoding(raw, path.name)).splitlines():
         stripped = line.strip()
         if not title and stripped.startswith("# "):
             title = stripped[2:].strip()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import logging
 import math
 import re
 import threading
@@ -24,10 +25,13 @@ from typing import Any
 from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings, FakeEmbeddings
 
 from tools.kb.corpus import KbPassage, file_sha, read_document, scan_documents
+from tools.kb.loaders import KbFileError
 from tools.kb.search import HybridRanker, KbHit, RankerSettings, passage_tokens
 from tools.kb.uploads import SHARED, UploadStore
 
 __all__ = ["IndexReport", "KnowledgeIndex", "embedding_id"]
+
+log = logging.getLogger("plangraph.knowledge")
 
 _FAKES = (DeterministicFakeEmbedding, FakeEmbeddings)  # PLANGRAPH_EMBEDDINGS=hash and unit tests
 _BATCH = 256  # passages per upsert: well under Chroma's batch limit, large enough for the model
@@ -103,6 +107,7 @@ class KnowledgeIndex:
             metadata={"hnsw:space": "cosine"},
         )
         self._views: dict[str, KnowledgeIndex] = {}
+        self._refused: dict[str, str] = {}  # folder files that are not text: key → sha (warned once)
 
     def for_user(self, user: str) -> KnowledgeIndex:
         """The index as `user` sees it (folder documents, shared uploads and the user's own)."""
@@ -131,7 +136,10 @@ class KnowledgeIndex:
             stale = [pid for pid, m in rows if m["doc_key"] not in files or m["doc_key"] in fresh]
             if stale:
                 self._collection.delete(ids=stale)
-            self._add([p for key, path in fresh.items() for p in read_document(path, key)])
+            read = {key: self._read(key, path) for key, path in fresh.items()}
+            self._add([p for passages in read.values() for p in passages])
+            files = {key: path for key, path in files.items() if read.get(key) != []}
+            fresh = {key: path for key, path in fresh.items() if read[key]}
             updated = sum(1 for key in fresh if key in known)
             gone = sum(1 for key in known if key not in files)
             report = IndexReport(len(fresh) - updated, updated, gone, len(files) - len(fresh))
@@ -148,6 +156,17 @@ class KnowledgeIndex:
                 self._embed_summaries(passages)
                 self._seen = (hash(tuple(sorted(p.passage_id for p in folder))), version)
             return report
+
+    def _read(self, key: str, path: Path) -> list[KbPassage]:
+        """A folder document's passages; none for a file that is not text (logged once per version)."""
+        try:
+            return read_document(path, key)
+        except KbFileError as error:
+            sha = file_sha(path)
+            if self._refused.get(key) != sha:
+                log.warning("knowledge folder: %s (not indexed)", error)
+                self._refused[key] = sha
+            return []
 
     def search(self, query: str, k: int = 5) -> list[KbHit]:
         """Top `k` passages for `query` (call `refresh` first)."""

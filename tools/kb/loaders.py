@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
-__all__ = ["SUPPORTED", "Chunk", "KbFileError", "load_chunks"]
+__all__ = ["SUPPORTED", "Chunk", "KbFileError", "load_chunks", "refuse_binary", "text_encoding"]
 
 CHUNK_CHARS = 600
 CHUNK_OVERLAP = 60
@@ -240,18 +240,57 @@ def _csv(path: Path, name: str) -> tuple[list[Chunk], int]:
 
 
 def _encoding(path: Path, name: str) -> str:
-    raw = path.read_bytes()
-    for encoding in ("utf-8-sig", "gb18030"):
+    return text_encoding(path.read_bytes(), name)
+
+
+def text_encoding(raw: bytes, name: str) -> str:
+    """The encoding `raw` is written in (UTF-8 with or without BOM, UTF-16 with BOM, GB18030).
+
+    Raises `KbFileError` naming `name` when it is none of these, or binary data (`refuse_binary`).
+    """
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):  # Windows Notepad's "Unicode": UTF-16 with its byte-order mark
+        encodings: tuple[str, ...] = ("utf-16",)
+    elif b"\x00" in raw:  # no text in these encodings holds a NUL byte (git's test for binary files)
+        raise _binary(name, raw.count(b"\x00"))
+    else:
+        encodings = ("utf-8-sig", "gb18030")
+    for encoding in encodings:
         try:
-            raw.decode(encoding)
-            return encoding
+            text = raw.decode(encoding)
         except UnicodeDecodeError:
             continue
+        refuse_binary(text, name)
+        return encoding
     raise KbFileError(name, "文字编码无法识别（既不是 UTF-8 也不是 GBK）", "请另存为 UTF-8 编码后再添加")
 
 
 def _decode(path: Path, name: str) -> str:
-    return path.read_bytes().decode(_encoding(path, name))
+    raw = path.read_bytes()
+    return raw.decode(text_encoding(raw, name))
+
+
+# control characters a text file does not hold (tab, line breaks, form feed and ESC of coloured logs are text)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f\x7f]")
+MAX_CONTROL_SHARE = 0.01  # of a file's characters
+
+
+def refuse_binary(text: str, name: str) -> None:
+    """Raise `KbFileError` when decoded `text` is binary data, not writing (NUL or other control characters).
+
+    A file of NUL bytes, or an executable or image renamed `.txt`, can decode as UTF-8 or GB18030
+    and would otherwise be indexed as passages of garbage.
+    """
+    controls = len(_CONTROL.findall(text))
+    if "\x00" in text or controls > MAX_CONTROL_SHARE * len(text):
+        raise _binary(name, controls)
+
+
+def _binary(name: str, controls: int) -> KbFileError:
+    return KbFileError(
+        name,
+        f"这不是文字文件：其中有 {controls} 个控制字符（如 NUL 字节），像是二进制数据或损坏的文件",
+        "请确认选对了文件；若是其他软件的文档，请先导出为 .txt、.md、.csv、.docx 或 .pdf 再添加",
+    )
 
 
 def _corrupt(name: str, kind: str, error: BaseException) -> KbFileError:

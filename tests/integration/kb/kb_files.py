@@ -83,7 +83,7 @@ def make_all(folder: Path) -> dict[str, Path]:
 
 
 def make_bad(folder: Path) -> dict[str, Path]:
-    """An encrypted PDF, a corrupt PDF, a corrupt DOCX, an empty file and a PDF without text."""
+    """An encrypted PDF, a corrupt PDF, a corrupt DOCX, an empty file, a PDF without text and a .txt of NULs."""
     folder.mkdir(parents=True, exist_ok=True)
     good = make_pdf(folder / "whole.pdf", policy_pages())
     broken = folder / "broken.pdf"
@@ -93,10 +93,13 @@ def make_bad(folder: Path) -> dict[str, Path]:
     bad_docx.write_bytes(b"PK\x03\x04 not really a zip archive")
     empty = folder / "empty.txt"
     empty.write_bytes(b"")
+    nul = folder / "nul.txt"
+    nul.write_bytes(b"\x00" * 1000)
     return {
         "locked": make_pdf(folder / "locked.pdf", policy_pages(), password="s3cret"),
         "broken": broken,
         "damaged": bad_docx,
         "empty": empty,
         "scanned": make_pdf(folder / "scanned.pdf", ["", ""]),
+        "nul": nul,
     }

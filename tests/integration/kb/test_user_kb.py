@@ -86,6 +86,7 @@ def test_bad_files_are_reported_by_name_and_nothing_of_them_is_indexed(data_dir,
     assert "损坏" in lines["damaged.docx"]
     assert "空的" in lines["empty.txt"]
     assert "OCR" in lines["scanned.pdf"]
+    assert "不是文字文件" in lines["nul.txt"] and "导出为" in lines["nul.txt"]  # indexed as NULs before
     _, listed, _ = kb_json(capsys, "list")
     assert [r["name"] for r in listed] == ["faq.md"]
     index = ServiceHub().knowledge(Context())

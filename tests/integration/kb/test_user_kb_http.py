@@ -81,11 +81,13 @@ def test_bad_uploads_are_422_with_the_file_name_and_the_fix(live, files):
         broken = put(alice, files["broken"])
         assert broken.status_code == 422 and "broken.pdf" in broken.json()["detail"]
         assert put(alice, files["empty"]).status_code == 422
+        nul = put(alice, files["nul"])  # a .txt of NUL bytes was indexed as passages of NULs
+        assert nul.status_code == 422 and "不是文字文件" in nul.json()["detail"] and nul.json()["fix"]
         odd = alice.put("/kb/documents/slides.pptx", content=b"x")
         assert odd.status_code == 422 and ".pdf" in odd.json()["detail"]
         big = alice.put("/kb/documents/huge.txt", content=b"a" * 300_000)
         assert big.status_code == 413 and "PLANGRAPH_MAX_UPLOAD_BYTES" in big.json()["detail"]
-        assert not names(alice) & {"locked.pdf", "broken.pdf", "empty.txt", "huge.txt"}
+        assert not names(alice) & {"locked.pdf", "broken.pdf", "empty.txt", "nul.txt", "huge.txt"}
 
 
 def test_shared_documents_need_the_admin_key_and_reach_every_user(live, files):
