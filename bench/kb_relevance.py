@@ -4,10 +4,12 @@ The knowledge agent answers from a hit only when the hit is *relevant* (`tools.k
 of the question's weighted terms in the passage (`coverage`), a very high vector similarity, a
 question close to the note's English summary, or enough of the question in everyday words
 (`lay_score`: the note's words and its `问法：` questions, 词林 classes and characters at a credit);
-an English question's word matches also need its summary's agreement. This bench sweeps those
-floors over four labelled sets (tests/unit/kb/data: english_questions, chinese_questions,
-english_paraphrases, chinese_paraphrases; dev/test splits; the ten unrelated questions of
-tests/integration/kb/test_kb_minilm.py count as dev out-of-scope), picks the floors that answer the
+an English question's word matches also need its summary's agreement; a Chinese one's are vetoed by
+an uncovered subject or a rare word the corpus never uses. This bench sweeps those floors over five
+labelled sets (tests/unit/kb/data: english_questions, chinese_questions, english_paraphrases,
+chinese_paraphrases, and everyday questions about a user's Word file, user_manual.json; dev/test
+splits; the ten unrelated questions of tests/integration/kb/test_kb_minilm.py count as dev
+out-of-scope), every question searched with that Word file in the user's index, picks the floors that answer the
 most dev questions while refusing every dev out-of-scope one (citing documents that do not answer
 is worse than "I don't know"), and with `--final` reports them on the test split and on the
 held-out sets (chinese_heldout.jsonl, heldout_2.jsonl, heldout_3.jsonl: fresh questions never used
@@ -17,7 +19,7 @@ to choose anything).
     PYTHONPATH=. .venv/bin/python bench/kb_relevance.py --embeddings hash
     PYTHONPATH=. .venv/bin/python bench/kb_relevance.py --final   # with the test split and held-out set
 
-"answered" = the expected note is among the relevant top-3 hits (what the agent cites);
+"answered" = the expected note (for the Word file: the file) is among the relevant top-3 hits (what the agent cites);
 "refused" = an out-of-scope question has no relevant hit (the agent says it does not know).
 """
 
@@ -42,7 +44,11 @@ SETS = {
     "zh": DATA / "chinese_questions.jsonl",
     "en-lay": DATA / "english_paraphrases.jsonl",  # in everyday words the notes do not use
     "zh-lay": DATA / "chinese_paraphrases.jsonl",  # the same in Chinese
+    # everyday questions about a user's own Word file (written to a real .docx, added through the
+    # upload store) and out-of-scope ones; every set is searched with this file in the user's index
+    "manual": DATA / "user_manual.json",
 }
+MANUAL = json.loads(SETS["manual"].read_text("utf-8"))
 # fresh everyday-Chinese questions written before the everyday-words mechanisms (split "heldout"),
 # and a second held-out set written before session 9's changes (heldout_2.jsonl: English and
 # Chinese, lay and expert wording, out-of-scope questions sharing the notes' words), reported per
@@ -67,10 +73,29 @@ CHARS = (0.0, 0.25, 0.5, 0.75, 1.0)  # weight of an unmatched word's characters 
 UNCOVERED = (0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 1.01)  # a word match is vetoed at this share met by nothing
 NEAR_SUMMARY = (0.35, 0.4, 0.45, 1.01)  # a middling summary similarity…
 NEAR_COVERAGE = (0.1, 0.15, 0.2, 0.25, 0.3)  # …answers with this share of the question's words
+STRANGER = (0, 250, 500, 1000, 2000, 5000, 20000, 100000)  # a word the corpus never uses, this rare: veto
+LAY_PLAIN = (0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7)  # everyday-words floor of a file without `问法：`
+# the floors of session 9 (before the stranger veto and the plain floor)
+SESSION_9 = RankerSettings(
+    min_coverage=0.5,
+    min_vector=1.01,
+    min_summary=0.5,
+    min_lay=0.7,
+    concept_credit=0.5,
+    min_agree=0.2,
+    char_credit=0.75,
+    max_uncovered=0.35,
+    near_summary=0.45,
+    near_coverage=0.15,
+    stranger_count=0,
+    min_lay_plain=0.7,
+)
 TOP_K = 3
 
 
 def load(lang: str) -> list[dict]:
+    if lang == "manual":  # "note": the file's name for a question a section answers
+        return [{**q, "note": MANUAL["name"] if q["section"] else None} for q in MANUAL["questions"]]
     path = {**SETS, **HELD_OUT}[lang]
     rows = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
     if path in (HELD_OUT_2, HELD_OUT_3):  # one file each, reported per language and style ("h2-en-lay")
@@ -94,7 +119,7 @@ def _unrelated() -> list[str]:
 
 def searched(index: KnowledgeIndex, rows: list[dict]) -> list[tuple[dict, list]]:
     """Each question with its top hits under the loosest floors (relevance is re-decided per setting)."""
-    return [(row, index.search(row["question"], k=20)) for row in rows]
+    return [(row, index.search(row["question"], k=100)) for row in rows]
 
 
 class Setting(NamedTuple):
@@ -110,6 +135,8 @@ class Setting(NamedTuple):
     uncovered: float = 1.01  # max_uncovered
     near_summary: float = 1.01
     near_coverage: float = 1.01
+    stranger: int = 0  # stranger_count (0: off)
+    lay_plain: float = 0.7  # min_lay_plain
 
     @classmethod
     def of(cls, s: RankerSettings) -> Setting:
@@ -124,6 +151,8 @@ class Setting(NamedTuple):
             s.max_uncovered,
             s.near_summary,
             s.near_coverage,
+            s.stranger_count,
+            s.min_lay_plain,
         )
 
     def settings(self) -> RankerSettings:
@@ -138,16 +167,19 @@ class Setting(NamedTuple):
             max_uncovered=self.uncovered,
             near_summary=self.near_summary,
             near_coverage=self.near_coverage,
+            stranger_count=self.stranger,
+            min_lay_plain=self.lay_plain,
         )
 
 
 def is_relevant(hit: KbHit, s: Setting) -> bool:
     """`HybridRanker.rank`'s relevance rule under the floors `s`."""
-    words = hit.coverage >= s.coverage or hit.lay_score(s.credit, s.chars) >= s.lay
+    lay_floor = s.lay if hit.passage.questions else s.lay_plain
+    words = hit.coverage >= s.coverage or hit.lay_score(s.credit, s.chars) >= lay_floor
     if hit.english and hit.passage.english:
         words = words and hit.summary >= s.agree
     elif not hit.english:
-        words = words and hit.uncovered < s.uncovered
+        words = words and hit.uncovered < s.uncovered and not 0 < hit.stranger <= s.stranger
     near = hit.summary >= s.near_summary and hit.coverage >= s.near_coverage
     return words or hit.vector >= s.vector or hit.summary >= s.summary or near
 
@@ -158,7 +190,7 @@ def score(results: list[tuple[dict, list]], setting: Setting) -> dict[str, float
         relevant = [h for h in hits if is_relevant(h, setting)]
         # the ranker sorts relevant hits first; the agent cites the first three of them
         ranked = sorted(hits, key=lambda h: (h in relevant, h.score), reverse=True)[:TOP_K]
-        cited = [Path(h.passage.doc_key).name for h in ranked if h in relevant]
+        cited = [_document(h) for h in ranked if h in relevant]
         if row["note"]:
             covered += 1
             answered += row["note"] in cited
@@ -175,6 +207,12 @@ def score(results: list[tuple[dict, list]], setting: Setting) -> dict[str, float
     }
 
 
+def _document(hit: KbHit) -> str:
+    """The file name of a hit's document (a note's path, an uploaded document's title)."""
+    key = Path(hit.passage.doc_key)
+    return key.name if key.is_absolute() else hit.passage.title
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--embeddings", default="minilm", choices=("minilm", "hash"))
@@ -186,11 +224,20 @@ def main() -> None:
         action="store_true",
         help="also print the test split and the held-out set (report them once)",
     )
+    parser.add_argument(
+        "--no-lone-chars",
+        action="store_true",
+        help="rank without lone content characters in the everyday-words view (RankerSettings.lone_chars)",
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        loose = RankerSettings(min_coverage=0.0, min_vector=0.0, min_summary=0.0, min_lay=0.0)
-        index = KnowledgeIndex(Path(tmp), [SHIPPED_KB_DIR], make_embeddings(args.embeddings), loose)
+        loose = RankerSettings(
+            min_coverage=0.0, min_vector=0.0, min_summary=0.0, min_lay=0.0, lone_chars=not args.no_lone_chars
+        )
+        vectors = make_embeddings(args.embeddings)
+        KnowledgeIndex(Path(tmp), [SHIPPED_KB_DIR], vectors).uploads.add(_manual_docx(Path(tmp)), "u")
+        index = KnowledgeIndex(Path(tmp), [SHIPPED_KB_DIR], vectors, loose).for_user("u")
         index.refresh()
         rows = {lang: load(lang) for lang in [*SETS, *HELD_OUT]}
         results = {
@@ -225,7 +272,20 @@ def main() -> None:
                 -s.uncovered,
                 s.near_summary,
                 s.near_coverage,
+                -s.lay_plain,
+                s.stranger,
             ),
+        )
+
+    def middle(best: Setting, field: str, values: tuple) -> Setting:
+        # a rule on/off at a threshold: of the values that tie with `best` on dev, the middle one (so
+        # that no dev question sits on the edge of the chosen value)
+        key = (dev(best, "answered"), dev(best, "refused"))
+        tied = [
+            v for v in values if (dev(t := best._replace(**{field: v}), "answered"), dev(t, "refused")) == key
+        ]
+        return (
+            best._replace(**{field: tied[len(tied) // 2]}) if tied and getattr(best, field) in tied else best
         )
 
     words = best_of(grid)
@@ -242,6 +302,17 @@ def main() -> None:
             for c in NEAR_COVERAGE
         ]
     )
+    # then the veto of a word the corpus never uses (`stranger_count`) and the everyday-words floor of
+    # a document without `问法：` questions (a user's file), with the uncovered share again
+    best = best_of(
+        [
+            best._replace(stranger=c, lay_plain=f, uncovered=u)
+            for c in STRANGER
+            for f in LAY_PLAIN
+            for u in UNCOVERED
+        ]
+    )
+    best = middle(best, "stranger", STRANGER)
     current = Setting.of(RankerSettings())
     print(f"embeddings={args.embeddings} seconds={time.perf_counter() - started:.0f}")
     print(f"load average: {Path('/proc/loadavg').read_text().strip()}")
@@ -257,6 +328,11 @@ def main() -> None:
     shown += [("without agreement", best._replace(agree=0.0))] if best.agree else []
     shown += [("without the uncovered veto", best._replace(uncovered=1.01))] if best.uncovered <= 1 else []
     shown += [("without near summaries", best._replace(near_summary=1.01))] if best.near_summary <= 1 else []
+    shown += [("without the stranger veto", best._replace(stranger=0))] if best.stranger else []
+    shown += (
+        [("without the plain floor", best._replace(lay_plain=best.lay))] if best.lay_plain != best.lay else []
+    )
+    shown += [("session 9 floors", Setting.of(SESSION_9))]
     shown += [("also", best._replace(lay=f)) for f in LAY[:-1] if abs(f - best.lay) <= 0.1]
     for label, setting in dict.fromkeys(shown):
         for split in ("dev", "test") if args.final else ("dev",):
@@ -265,58 +341,34 @@ def main() -> None:
         for lang in HELD_OUT if args.final else ():
             split = "held-out 3" if lang.startswith("h3-") else "held-out"
             _row(label, setting, split, lang, score(results[(lang, "heldout")], setting))
-    user_manual(args.embeddings, best.settings(), args.final)
     if args.show_dev:
         for lang in SETS:
             for row, hits in results[(lang, "dev")]:
                 relevant = [h for h in hits if is_relevant(h, best)]
                 ranked = sorted(hits, key=lambda h: (h in relevant, h.score), reverse=True)[:TOP_K]
-                cited = [Path(h.passage.doc_key).name for h in ranked if h in relevant]
+                cited = [_document(h) for h in ranked if h in relevant]
                 if (row["note"] in cited) if row["note"] else not cited:
                     continue
                 top = " ".join(
-                    f"{Path(h.passage.doc_key).name[:2]}(c{h.coverage:.2f} l{h.lay:.2f}+{h.concept:.2f}"
-                    f" s{h.summary:.2f} u{h.uncovered:.2f})"
+                    f"{_document(h)[:2]}(c{h.coverage:.2f} l{h.lay:.2f}+{h.concept:.2f}+{h.chars:.2f}"
+                    f" s{h.summary:.2f} u{h.uncovered:.2f} x{h.stranger})"
                     for h in ranked
                 )
                 print(f"dev {lang} {row['note'] or '-'}: {row['question']} -> {cited} | {top}")
 
 
-def user_manual(embeddings: str, best: RankerSettings, final: bool) -> None:
-    """Everyday questions about a user's own Word file (tests/unit/kb/data/user_manual.json).
-
-    The manual is written to a real .docx (python-docx), added as a user's document through the
-    upload store (the loaders of `plangraph kb add`), and asked with the shipped notes beside it.
-    "answered" = the manual among the cited hits; "refused" = an out-of-scope question cites nothing.
-    A user's file has no `问法：` line, so this measures what the everyday-words signals (词林 classes,
-    characters) do for it alone.
-    """
+def _manual_docx(folder: Path) -> Path:
+    """The user's Word manual (tests/unit/kb/data/user_manual.json) written to a real .docx (python-docx)."""
     from docx import Document
 
-    manual = json.loads((DATA / "user_manual.json").read_text("utf-8"))
-    print(f"\n| user's Word file ({manual['name']}) | split | answered | refused |")
-    print("|---|---|---|---|")
-    with tempfile.TemporaryDirectory() as tmp:
-        doc = Document()
-        doc.add_heading(manual["title"], level=1)
-        for section in manual["sections"]:
-            doc.add_heading(section["heading"], level=2)
-            doc.add_paragraph(section["text"])
-        path = Path(tmp) / manual["name"]
-        doc.save(str(path))
-        vectors = make_embeddings(embeddings)
-        KnowledgeIndex(Path(tmp), [SHIPPED_KB_DIR], vectors).uploads.add(path, "u")
-        index = KnowledgeIndex(Path(tmp), [SHIPPED_KB_DIR], vectors, best).for_user("u")
-        index.refresh()
-        for split in ("dev", "test") if final else ("dev",):
-            rows = [q for q in manual["questions"] if q["split"] == split]
-            answered = refused = 0
-            for q in rows:
-                cited = [h for h in index.search(q["question"], k=TOP_K) if h.relevant]
-                answered += bool(q["section"]) and any(h.passage.title == manual["name"] for h in cited)
-                refused += not q["section"] and not cited
-            covered = sum(bool(q["section"]) for q in rows)
-            print(f"| best on dev | {split} | {answered}/{covered} | {refused}/{len(rows) - covered} |")
+    doc = Document()
+    doc.add_heading(MANUAL["title"], level=1)
+    for section in MANUAL["sections"]:
+        doc.add_heading(section["heading"], level=2)
+        doc.add_paragraph(section["text"])
+    path = folder / MANUAL["name"]
+    doc.save(str(path))
+    return path
 
 
 def _row(label: str, setting: Setting, split: str, lang: str, s: dict[str, float]) -> None:

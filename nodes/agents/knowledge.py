@@ -62,9 +62,10 @@ def serves(services: Any, question: str) -> bool:
     documents (a relevant uploaded passage), one put in words the notes do not use ("How fast
     do panels wear out?") but close in meaning to a note's English summary (`KbHit.summary` at or
     above the ranker's `min_summary`, or at `near_summary` with some of its words), or one in the
-    everyday words of the questions a note says it answers ("太阳能板用久了功率会变少吗": `KbHit.lay_score` at or above `min_lay`). Word overlap
-    with the notes' own text alone does not count here: a request that matched no agent and merely
-    shares common words with a note ("公司年假") stays out of scope.
+    everyday words of the questions a note says it answers ("太阳能板用久了功率会变少吗":
+    `KbHit.lay_score` at or above `RankerSettings.lay_floor`). Word overlap with the notes' own
+    text alone does not count here: a request that matched no agent and merely shares common words
+    with a note ("公司年假") stays out of scope.
     """
     if services.knowledge is None:
         return False
@@ -78,7 +79,7 @@ def serves(services: Any, question: str) -> bool:
             h.passage.passage_id in uploaded
             or h.summary >= s.min_summary
             or (h.summary >= s.near_summary and h.coverage >= s.near_coverage)
-            or h.lay_score(s.concept_credit, s.char_credit) >= s.min_lay
+            or h.lay_score(s.concept_credit, s.char_credit) >= s.lay_floor(h.passage)
         )
         for h in index.search(question, k=3)
     )
