@@ -136,3 +136,13 @@ def test_the_agent_says_it_does_not_know_an_hr_question_that_shares_the_notes_wo
     assert "光伏投资测算" in refused["output"]  # and says what plangraph can do, as in English
     answered = run_knowledge_agent(data_dir, index, "分布式光伏并网要走哪些步骤")
     assert answered["context"]["citations"][0]["file"] == "11_grid_connection_process.md"
+
+
+def test_a_lone_character_that_is_no_grammar_is_one_of_the_questions_everyday_words():
+    cleaning = [KbPassage("c:1:0", "c.md", "组件清洗", "src", "清洗", "本电站组件每年例行清洗4次。", "1")]
+    question = "我们厂的光伏板一年洗几次"  # jieba leaves 厂, 板 and 洗 alone; 的 is grammar
+    read = HybridRanker(cleaning).rank(question, {}, k=1)[0]
+    blind = HybridRanker(cleaning, RankerSettings(lone_chars=False)).rank(question, {}, k=1)[0]
+    assert read.chars > blind.chars  # 洗 is met by 清洗
+    # only a character the passages' words hold can meet anything: 洗 (清洗), not 厂 or 板 here
+    assert HybridRanker(cleaning)._cut_apart(question) == ([], ["洗"])
