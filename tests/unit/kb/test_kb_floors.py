@@ -146,3 +146,30 @@ def test_a_lone_character_that_is_no_grammar_is_one_of_the_questions_everyday_wo
     assert read.chars > blind.chars  # 洗 is met by 清洗
     # only a character the passages' words hold can meet anything: 洗 (清洗), not 厂 or 板 here
     assert HybridRanker(cleaning)._cut_apart(question) == ([], ["洗"])
+
+
+def test_the_agent_answers_an_everyday_question_from_a_users_word_file(data_dir: Path, tmp_path: Path):
+    from docx import Document
+
+    manual = json.loads((DATA / "user_manual.json").read_text("utf-8"))
+    doc = Document()
+    doc.add_heading(manual["title"], level=1)
+    for section in manual["sections"]:
+        doc.add_heading(section["heading"], level=2)
+        doc.add_paragraph(section["text"])
+    path = tmp_path / manual["name"]
+    doc.save(str(path))
+    kb = KnowledgeIndex(tmp_path / "kb", [SHIPPED_KB_DIR], DeterministicFakeEmbedding(size=64))
+    kb.uploads.add(path, "u")
+    mine = kb.for_user("u")
+    answered = run_knowledge_agent(data_dir, mine, "厂房房顶能扛多重")  # a dev question of the manual
+    cited = answered["context"]["citations"]
+    assert cited and cited[0]["title"] == manual["name"] and "屋顶荷载" in cited[0]["source"]
+    assert "15千克" in answered["output"]
+    # another user does not see the file; an out-of-scope question about the factory cites nothing
+    assert not any(
+        c["title"] == manual["name"]
+        for c in run_knowledge_agent(data_dir, kb.for_user("v"), "厂房房顶能扛多重")["context"]["citations"]
+    )
+    refused = run_knowledge_agent(data_dir, mine, "厂区停车位怎么分配")
+    assert refused["output"].startswith("我不知道") and refused["context"]["citations"] == []
