@@ -26,6 +26,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
+from typing import Any
 
 from memory._jieba_freq import jieba_tokenizer
 from memory.bm25 import IncrementalBM25
@@ -144,11 +145,6 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?%?")
 _LATIN = re.compile(r"[a-z]")
 
 
-def _general_count(word: str) -> int:
-    """How often `word` occurs in general Chinese (jieba's dictionary count; 0: not a dictionary word)."""
-    return int(jieba_tokenizer().FREQ.get(word) or 0)
-
-
 def _topic(term: str) -> bool:
     """Whether a question's term says what it is about (not only a time or function word)."""
     classes = thesaurus().get(term, "").split()
@@ -205,6 +201,13 @@ class HybridRanker:
         self._chars = [{c for t in lay for c in t if _CJK_CHAR.match(c)} for lay in self._lay]
         self._latin = [any(_LATIN.match(t) for t in lay) for lay in self._lay]
         self._char_idf = _idf(self._chars, n)
+        self._counts: Any = None  # jieba's dictionary counts, opened on first use (`_general_count`)
+
+    def _general_count(self, word: str) -> int:
+        """How often `word` occurs in general Chinese (jieba's dictionary count; 0: not a dictionary word)."""
+        if self._counts is None:
+            self._counts = jieba_tokenizer().FREQ  # read from disk on demand and remembered per word
+        return int(self._counts.get(word) or 0)
 
     def _cuts(self, text: str) -> list[str]:
         """Both cuts: the corpus's terms whole (绿证), and jieba's own pieces as the passages hold them."""
@@ -273,9 +276,9 @@ class HybridRanker:
         )
         # a word the whole corpus never uses (not in a passage, not in a `问法` question) that this passage
         # meets by less than half its characters may name a subject it is not about ("报销"; "红烧肉" is
-        # not about the 红 of 红外) — when it is rare in general Chinese too (`_general_count`)
+        # not about the 红 of 红外) — when it is rare in general Chinese too
         strangers = [
-            _general_count(t)
+            self._general_count(t)
             for t, _ in unmatched
             if len(t) > 1
             and _CJK_CHAR.match(t)
