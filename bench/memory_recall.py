@@ -25,7 +25,9 @@ rather than for more than the budget can hold).
 keeps its own stores.
 
 `--generator 1` reproduces the first generator (one wording per event turn, no `paraphrase`
-questions); the default, 2, varies the wording and adds `paraphrase` questions.
+questions); the default, 2, varies the wording and adds `paraphrase` questions. `--generator 3`
+takes `bench/memory_convgen3.py`, written apart from the memory's tuning (also `update` and
+`mixed` questions).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
 from rank_bm25 import BM25Okapi
 
+from bench import memory_convgen3
 from bench.memory_convgen import Conversation, conversations
 from memory import BlockMemory
 from memory.metadata import message_line
@@ -254,7 +257,12 @@ def main() -> None:
         default="fixed",
         help="baselines' BM25 terms: fixed (bench.memory_recall.baseline_terms) or the memory's",
     )
-    ap.add_argument("--generator", type=int, default=2, help="memory_convgen version (1 = the first one)")
+    ap.add_argument(
+        "--generator",
+        type=int,
+        default=2,
+        help="memory_convgen version (1 = the first one); 3 = bench/memory_convgen3.py (independent)",
+    )
     ap.add_argument(
         "--ingest", default="default", help="settings of the ingesting instance (a variant string)"
     )
@@ -271,7 +279,10 @@ def main() -> None:
         total: dict = defaultdict(lambda: defaultdict(list))
         msgs = secs = 0.0
         lat: list[float] = []
-        convs = conversations(lang, args.split, args.count, args.generator)
+        if args.generator == 3:
+            convs = memory_convgen3.conversations(lang, args.split, args.count)
+        else:
+            convs = conversations(lang, args.split, args.count, args.generator)
         for conv in convs:
             res = run(
                 conv,
