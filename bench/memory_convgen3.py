@@ -264,9 +264,6 @@ class _Builder:
     def name(self, who: int) -> str:
         return self.people[who][0]
 
-    def poss(self, who: int) -> str:
-        return f"{self.name(who)}'s" if self.lang == "en" else f"{self.name(who)}的"
-
     def slots(self, who: int) -> dict[str, str]:
         return {"who": self.name(who), "their": self.w.PRONOUN[self.people[who][1]]}
 
