@@ -33,7 +33,7 @@ _N = r"((?:(?<![\d.])-)?\d+(?:\.\d+)?)"
 # Between a field's name and its value: copulas, "about", and the verbs of a change ("降到").
 _LINK = (
     r"[为是:约\s=都]|降到|降至|降为|降低到|下降到|提高到|提高至|提到|涨到|升到|上涨到|改为|改成|改到|调到|"
-    r"调整为|调整到|变成|换成|变为|只有|仅有|要是|若为|假如|假设|设为|按|到|大概|大约"
+    r"调整为|调整到|变成|换成|变为|只有|仅有|要是|若为|假如|假设|设为|按|到|大概|大约|差不多|将近|接近|估计|大致|左右"
 )
 # Any other short wording between a name and its value is a verb or adverb of saying so ("造价只要3块",
 # "运营期改30年", "电价取0.7", "折现率用8%", "电费其实是0.9"): up to three Chinese characters that
@@ -51,7 +51,7 @@ _REUSE = re.compile(
 )
 # Building and owner words that say which kind of project it is.
 _CI_WORDS = (
-    "工商业|工业|商业|厂房|厂区|工厂|企业|公司|仓库|物流|园区|商场|超市|酒店|宾馆|写字楼|办公楼|车间|制造|"
+    "工商业|工业(?!园)|商业|厂房|厂区|工厂|企业|公司|仓库|物流|园区|商场|超市|酒店|宾馆|写字楼|办公楼|车间|制造|"
     "学校|医院|农场|养殖场|大棚|加油站|停车场|车棚|数据中心|冷库|机关|(?<!电)厂(?![家商])"
 )
 _HOUSEHOLD_WORDS = (
@@ -106,6 +106,11 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
         "装机容量减半",
     ),
     (r"\bkilowatt[- ]?hours?\b|\bkw[- ]?h\b|\bunits? of electricity\b", "kwh"),
+    # a price "a unit" / "per unit" is per kWh (the unit of a power bill); not "unit cost"
+    (
+        r"(元|分)\s*(?:/|\bper\b|\ban?\b|\beach\b|\bfor (?:one|a|each)\b)\s*units?\b(?!\s*(?:cost|price))",
+        r"\1/kwh",
+    ),
     (r"\bmegawatt[- ]?hours?\b", "mwh"),
     (r"(\d+(?:\.\d+)?)\s*(?:gigawatt[- ]?hours?|gwh)\b", _scaled(100, "万kwh")),  # 1 GWh = 100万 kWh
     (r"\bkilowatts?(?:[- ]peak)?\b", "kw"),
@@ -130,7 +135,12 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
         "全额上网",
     ),
     (
-        r"\b(?:full|complete|total) self[- ]?(?:consumption|use)\b|\bself[- ]?consum(?:e|es|ing) (?:all|everything)\b",
+        r"\b(?:full|complete|total) self[- ]?(?:consumption|use)\b|\bself[- ]?consum(?:e|es|ing) (?:all|everything)\b"
+        # "we used all of the power ourselves", "all the output is consumed on site"
+        r"|\b(?:us(?:e|es|ed|ing)|consum(?:e|es|ed|ing))\s+(?:all|everything|every kwh)(?:\s+of)?(?:\s+(?:the|it|its|our|their))?"
+        r"(?:\s+(?:power|output|electricity|energy|generation|solar))?\s+(?:ourselves|myself|themselves|on[- ]?site|locally|in[- ]house)\b"
+        r"|\ball (?:of )?(?:the |its |our )?(?:power|output|electricity|energy|generation) (?:is |gets |would be |will be |were )?"
+        r"(?:self[- ]?)?(?:consumed|used) (?:on[- ]?site|ourselves|locally|in[- ]house|by us)\b",
         "全部自用",
     ),
     # the verb forms: "self-consume 90%", "consumes 85% of the solar", "use only 40% of the power ourselves",
@@ -430,9 +440,23 @@ def _corrected(word: str, known: frozenset[str]) -> str:
 
 
 def _spelled(text: str) -> str:
-    """Lower-case English `text` with words of six letters or more one edit from exactly one known word corrected."""
+    """Lower-case English `text` with words of six letters or more one edit from exactly one known word corrected.
+
+    A clipped word ("resi", "comm.", "indus") is the one word of `_CLIPPABLE` it begins (four letters
+    or more): people shorten the long words of the project type, not the short ones.
+    """
     known = _known_words(locations())
+    text = re.sub(r"(?<![a-z])[a-z]{4,}(?![a-z])", lambda m: _unclipped(m.group()), text)
     return re.sub(r"(?<![a-z])[a-z]{6,}(?![a-z])", lambda m: _corrected(m.group(), known), text)
+
+
+# Long words of the project type that people clip ("resi 8kw", "comm rooftop").
+_CLIPPABLE = ("residential", "commercial", "industrial", "household")
+
+
+def _unclipped(word: str) -> str:
+    whole = [w for w in _CLIPPABLE if w.startswith(word)]
+    return whole[0] if len(whole) == 1 else word
 
 
 # A number in scientific or hexadecimal notation, as a programmer or a spreadsheet writes it.
@@ -495,7 +519,10 @@ def _bare_yuan(m: re.Match) -> dict[str, float]:
 
 
 def _load(m: re.Match) -> dict[str, float]:
-    unit = m[2] or ""
+    return _load_of(m[1], m[2] or "")
+
+
+def _load_of(number: str, unit: str) -> dict[str, float]:
     scale = (
         1e8
         if unit.startswith("亿")
@@ -505,7 +532,10 @@ def _load(m: re.Match) -> dict[str, float]:
         if unit in ("mwh", "兆瓦时")
         else 1
     )
-    return {"annual_load_kwh": float(m[1]) * scale}
+    return {"annual_load_kwh": float(number) * scale}
+
+
+_ENERGY = "万度|万kwh|万千瓦时|亿度|亿kwh|亿千瓦时|度|kwh|千瓦时|mwh|兆瓦时"
 
 
 # (pattern, handler) in order; each match is blanked so later rules cannot read it again.
@@ -561,6 +591,13 @@ _RULES: tuple[tuple[str, Callable[[re.Match], dict[str, Any]]], ...] = (
         rf"(?:年用电量|年用电|年耗电量|年均用电量){_S}{_N}\s*(万度|万kwh|万千瓦时|亿度|亿kwh|亿千瓦时|度|kwh|千瓦时|mwh|兆瓦时|万)?",
         _load,
     ),
+    # the load as a verb of a year: "每年大概用电两百万度", "厂里一年要用400万度电", "用电量每年300万度"
+    (
+        rf"(?:年|全年)\s*(?:大概|大约|约|差不多|将近)?\s*(?:要|会|能|得)?\s*(?:用电量?|耗电量?|用掉?了?|耗掉?|消耗)"
+        rf"{_S}{_N}\s*({_ENERGY})"
+        rf"|(?:用电量?|耗电量?)\s*(?:每年|一年|1年|全年){_S}{_N}\s*({_ENERGY})",
+        lambda m: _load_of(m[1] or m[3], m[2] or m[4]),
+    ),
     (
         rf"(?:年?等效利用小时数?|年?利用小时数?|等效小时数?|满发小时数?|年发电小时数?){_S}{_N}",
         lambda m: {"specific_yield": float(m[1])},
@@ -597,6 +634,16 @@ _RULES: tuple[tuple[str, Callable[[re.Match], dict[str, Any]]], ...] = (
     ),
     (r"全额上网", lambda m: {"self_consumption": 0.0}),
     (r"全部自用|全额自用|完全自用", lambda m: {"self_consumption": 1.0}),
+    # all of it used by the owner ("发的电全部自己用掉", "电都自己用了", "自己全部消纳"): 100 %
+    (
+        r"(?:(?:全部|全都|都|全)\s*(?:能|可以|会|被)?\s*(?:自己|自家|厂里|厂区|我们|家里)"
+        r"|(?:自己|自家|厂里|厂区|我们|家里)\s*(?:能|可以|会)?\s*(?:全部|全都|都|全))"
+        # the verb ends the phrase: not "我们都用光伏", "自己都用不完"
+        r"\s*(?:能|可以|会)?\s*(?:用|消纳)(?:掉|了|完)*(?=\s*(?:呢|吧|啊|的话|[，。,;；!！?？]|$))",
+        lambda m: {"self_consumption": 1.0},
+    ),
+    # all of it sold ("电全部卖给电网", "都卖掉"): full export
+    (r"(?:全部|全都|都|全)\s*(?:卖给电网|卖给国家|卖掉|卖了|上网)", lambda m: {"self_consumption": 0.0}),
     (rf"首年(?:组件)?衰减率?{_S}{_N}\s*(%)?", lambda m: {"first_year_degradation": _ratio(m[1], m[2])}),
     (
         rf"(?:逐年|年均|每年|线性|年)衰减率?{_S}{_N}\s*(%)?",
@@ -616,15 +663,41 @@ _RULES: tuple[tuple[str, Callable[[re.Match], dict[str, Any]]], ...] = (
 _COMPILED = tuple((re.compile(p), h) for p, h in _RULES)
 
 
-def _project_type(text: str) -> str | None:
-    """The project type named in `text`; after a change word ("换成户用") the new one wins."""
+# The types' own names (not building words: "我家的厂房" is a family's factory), a word refusing the
+# one after it ("不是户用，是工商业"), and words offering a choice ("工商业还是户用？", "户用和工商业哪个划算").
+_TYPE_NAMES = re.compile(r"工商业|工业|商业|户用|居民|家用")
+_NOT_THIS = re.compile(r"(?:不是|并非|不属于|不算|而非|\bnot\b|\bisn't\b|\bno longer\b)\s*(?:一个|个)?\s*$")
+_CHOICE = re.compile(
+    r"还是|或者|或是|或|哪个|哪种|哪一|对比|比较|相比|区别|差别|\bor\b|\bvs\b|\bversus\b|\bcompar"
+)
+
+
+def _project_type(text: str) -> tuple[str | None, list[str]]:
+    """The project type named in `text`, and the two types when the words name both without choosing.
+
+    After a change word ("换成户用") the new one wins; a refused one ("不是户用，是工商业") does not
+    count; a choice or comparison ("工商业还是户用？") keeps the first, as before. Both types' own
+    names otherwise ("既是户用又是工商业") contradict each other: validation asks which one.
+    """
     hits = [
-        (m.start(), "工商业" if m.lastgroup == "ci" else "户用")
+        (
+            m.start(),
+            "工商业" if m.lastgroup == "ci" else "户用",
+            bool(_TYPE_NAMES.fullmatch(m.group())),
+        )
         for m in re.finditer(f"(?P<ci>{_CI_WORDS})|(?P<home>{_HOUSEHOLD_WORDS})", text)
     ]
     change = _CHANGE.search(text)
     after = [hit for hit in hits if change and hit[0] >= change.end()]
-    return min(after or hits)[1] if hits else None
+    if after:
+        return min(after)[1], []
+    kept = [hit for hit in hits if not _NOT_THIS.search(text[max(0, hit[0] - 8) : hit[0]])] or hits
+    if not kept:
+        return None, []
+    named = {kind for _, kind, own in kept if own}
+    if len(named) == 2 and len(kept) == len(hits) and not _CHOICE.search(text):
+        return None, sorted(named, key=lambda kind: min(pos for pos, k, own in kept if k == kind and own))
+    return min(kept)[1], []
 
 
 def _location(text: str) -> dict[str, str]:
@@ -785,8 +858,11 @@ def parse_with_rest(text: str) -> tuple[dict[str, Any], str]:
     if conflicts:
         fields["conflicts"] = conflicts
     fields.update(_location(normalize(text)))
-    if ptype := _project_type(rest):
+    ptype, both = _project_type(rest)
+    if ptype:
         fields["project_type"] = ptype
+    elif both:  # "既是户用又是工商业": asked which one, like two values of one number
+        fields.setdefault("conflicts", {})["project_type"] = both
     if _REUSE.search(rest):
         fields["reuse_previous"] = True
     return fields, rest
