@@ -250,11 +250,17 @@ _STEMMER = EnglishStemmer()  # the English module alone: the package imports all
 _STEMMER_LOCK = threading.Lock()  # the stemmer keeps the word it works on in itself: one word at a time
 
 
+# Chinese nouns made of an adjective and 性 / 度 ("敏感性", "敏感度", "可行性") mean what the adjective
+# asks ("对电价敏感吗"): like an English stem, the word counts as its adjective.
+_ZH_SUFFIX = re.compile(r"^([\u4e00-\u9fff]{2,})[性度]$")
+
+
 @lru_cache(maxsize=4096)
 def _stem(term: str) -> str:
-    """English words by their stem, at most six letters ("registration", "register" → "regist"); others as they are."""
+    """English words by their stem, at most six letters ("registration", "register" → "regist"); 敏感性 → 敏感; others as they are."""
     if not _LATIN.match(term):
-        return term
+        zh = _ZH_SUFFIX.match(term)
+        return zh[1] if zh else term
     with _STEMMER_LOCK:
         return _STEMMER.stemWord(term)[:6]
 

@@ -226,10 +226,23 @@ _METRICS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
 )
 
 
+# "cost" as the verb of a question about the whole ("How much would the whole thing cost me?", "what
+# did it cost in the end"): the total investment; "cost per watt" / "cost of electricity" name other figures.
+_COST_VERB = re.compile(
+    r"\b(?:how much|what)\b[^?.]*?\b(?:would|will|does|did|do|is|was|it'?s?|to)\b[^?.]*?\bcost(?:s|ing)?\b"
+    r"(?!\s*(?:per|/|of electricity))",
+    re.I,
+)
+
+
 def recall(question: str, headline: dict[str, Any], lang: str) -> str:
     """The figures of the latest case that `question` asks about, as a sentence ("" when it asks none)."""
     text = question.lower()
-    asked = [m for m in _METRICS if any(word in text for word in m[3])]
+    asked = [
+        m
+        for m in _METRICS
+        if any(word in text for word in m[3]) or (m[0] == "investment" and _COST_VERB.search(text))
+    ]
     asked = [
         m for m in asked if not (m[0] == "payback_static" and any(w in text for w in ("动态", "discounted")))
     ]

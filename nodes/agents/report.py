@@ -103,6 +103,10 @@ AGENT = AgentSpec(
         "写成报告给领导看",
         "a report file of the results",
         "export an HTML report of the case",
+        # other words for the same work: a document to hand on to someone
+        "a write-up or memo of the results I can send to my boss or the board",
+        "put it all in a document for the management",
+        "整理成一份材料发给老板，汇报用",
     ),
     inputs=PV_INPUTS,
     answer_fields=PV_ANSWER_FIELDS,

@@ -112,6 +112,11 @@ AGENT = AgentSpec(
         "各个参数变动对收益的影响",
         "sensitivity analysis of the case: which input moves the NPV most",
         "tornado chart of price and cost changes",
+        # other words for the same work: a stress test, what-if scenarios, how robust the returns are
+        "stress-test the returns: how robust is the IRR when the tariff or capex moves",
+        "what-if scenarios on the key inputs, upside and downside",
+        "做个压力测试，看看电价、造价波动时收益稳不稳",
+        "情景分析：不同电价和造价下的收益区间",
     ),
     inputs=PV_INPUTS,
     answer_fields=PV_ANSWER_FIELDS,
