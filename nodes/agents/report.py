@@ -106,7 +106,7 @@ AGENT = AgentSpec(
         # other words for the same work: a document to hand on to someone
         "a write-up or memo of the results I can send to my boss or the board",
         "put it all in a document for the management",
-        "整理成一份材料发给老板，汇报用",
+        "整理成一份汇报材料发给老板",
     ),
     inputs=PV_INPUTS,
     answer_fields=PV_ANSWER_FIELDS,

@@ -115,7 +115,7 @@ AGENT = AgentSpec(
         # other words for the same work: a stress test, what-if scenarios, how robust the returns are
         "stress-test the returns: how robust is the IRR when the tariff or capex moves",
         "what-if scenarios on the key inputs, upside and downside",
-        "做个压力测试，看看电价、造价波动时收益稳不稳",
+        "做个压力测试：电价、造价波动时收益稳不稳",
         "情景分析：不同电价和造价下的收益区间",
     ),
     inputs=PV_INPUTS,
