@@ -274,6 +274,7 @@ def understand(
             ),
             None,
         )
+        follow = follow or _continued(query, specs, results)
         if follow is None:
             corpus = _in_domain(query, specs, index)
             if corpus:  # its words are the agents' own: the corpus answers, or says it does not know
@@ -428,6 +429,20 @@ def _in_domain(query: str, specs: Mapping[str, AgentSpec], index: RouteIndex) ->
     # a request naming the domain itself ("光伏支架用铝合金还是镀锌钢好") about something more
     named = {t for t in index.terms(query) if len(t) > 1} & index.domain_terms
     return corpus if named and total >= 2 else ""
+
+
+def _continued(query: str, specs: Mapping[str, AgentSpec], results: Results) -> str | None:
+    """The agent of the conversation's newest result when the request is a value only its parser reads.
+
+    "and for 12%?" after a reverse optimisation: no producer reads a bare percentage, the agent that
+    solved the last target does (a new value for it); the words name nothing, the newest work does.
+    """
+    produced = {kind for spec in specs.values() for kind in spec.produces}
+    newest = next((r.kind for r in results.recent(limit=20) if r.kind in produced), None)
+    for name, spec in specs.items():
+        if newest in spec.produces and spec.consumes and spec.parse_answer(query):
+            return name
+    return None
 
 
 def _values_ask_for(

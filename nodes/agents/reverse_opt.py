@@ -31,7 +31,7 @@ from tools.contracts import AgentExecResult
 from tools.lang import pick
 from tools.pv.inputs import normalize, parse_fields
 from tools.pv.resolve import Resolution, fmt, label
-from tools.pv.reverse import BOUNDS, VARIABLES, parse_target, solve, strip_target
+from tools.pv.reverse import BOUNDS, VARIABLES, goal_target, parse_goal, parse_target, solve, strip_target
 from tools.pv.text import money, pct, years
 
 __all__ = ["AGENT", "REVERSE", "run"]
@@ -42,10 +42,17 @@ _KINDS = (("target_irr", "irr"), ("target_npv", "npv"), ("target_payback", "payb
 
 
 def _targets(ctx: StepContext) -> dict[str, Any]:
-    keys = ("target_irr", "target_npv", "target_payback", "solve_for")
+    keys = ("target_irr", "target_npv", "target_payback", "solve_for", "goal_value", "goal_unit")
     found = {k: v for k, v in ctx.plan_context.items() if k in keys}
     for text in ctx.texts():
         found.update(parse_target(text))
+        found.update(parse_goal(text))
+    goal, unit = found.pop("goal_value", None), found.pop("goal_unit", "")
+    if goal is not None and not any(key in found for key, _ in _KINDS):
+        # only a new value ("and for 12%?"): the last reverse optimisation's target, with this value
+        before = ctx.latest_result(REVERSE)
+        kind = ((before[1].get("target") or {}).get("kind")) if before else None
+        found.update(goal_target(float(goal), str(unit), kind))
     return found
 
 
@@ -258,7 +265,7 @@ def asks_to_solve(text: str) -> bool:
 
 def parse_answer(text: str) -> dict[str, Any]:
     """Target, variable and calculation fields in a user's answer."""
-    return {**parse_fields(strip_target(text)), **parse_target(text)}
+    return {**parse_fields(strip_target(text)), **parse_target(text), **parse_goal(text)}
 
 
 AGENT = AgentSpec(

@@ -11,13 +11,14 @@ unreachable (with the best reachable metric and where it is reached).
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 from tools.pv.economics import simulate
 from tools.pv.inputs import normalize
 from tools.pv.resolve import PLAUSIBLE
 
-__all__ = ["BOUNDS", "VARIABLES", "parse_target", "solve", "strip_target"]
+__all__ = ["BOUNDS", "VARIABLES", "goal_target", "parse_goal", "parse_target", "solve", "strip_target"]
 
 _N = r"((?:(?<![\d.])-)?\d+(?:\.\d+)?)"
 _IRR = (
@@ -128,6 +129,45 @@ def parse_target(text: str) -> dict[str, Any]:
         if len(named) == 1:
             found["solve_for"] = named.pop()
     return found
+
+
+# A fragment giving only a new value for the target ("and for 12%?", "那15%呢", "what about 8 years?",
+# "换成500万呢"): a number with the unit of a target, and nothing but connectives and suppositions.
+_FILLER = (
+    r"(?:and|so|ok|okay|then|what about|how about|for|if|with|at|instead|try|say|now|maybe|"
+    r"那|那么|那就|如果|要是|假如|假设|换成|改成|改为|目标|再|就|呢|的话|吧|呀|啊|呐|是|要|达到|到)"
+)
+_GOAL_ONLY = re.compile(
+    rf"^(?:{_FILLER}\s*)*(?:约\s*)?(\d+(?:\.\d+)?)\s*(%|percent|年|years?|亿元?|万元?|元|yuan|million)?\s*(?:{_FILLER}\s*)*$"
+)
+
+
+def parse_goal(text: str) -> dict[str, Any]:
+    """`{"goal_value": 12.0, "goal_unit": "%"}` when `text` gives only a target's value; else {}.
+
+    Which target it is (IRR, NPV or payback) follows from its unit or from the last reverse
+    optimisation (`goal_target`): a fragment names no target of its own.
+    """
+    plain = unicodedata.normalize("NFKC", text).lower()
+    plain = re.sub(r"百分之(\d+(?:\.\d+)?)", r"\1%", plain)
+    plain = re.sub(r"[?？!！。.,，;；~…\s]+", " ", plain).strip()
+    match = _GOAL_ONLY.match(plain)
+    if match is None:
+        return {}
+    unit = {"percent": "%", "years": "年", "year": "年", "yuan": "元", "million": "百万"}.get(
+        match[2] or "", match[2] or ""
+    )
+    return {"goal_value": float(match[1]), "goal_unit": unit}
+
+
+def goal_target(value: float, unit: str, kind_before: str | None) -> dict[str, float]:
+    """The target a bare value sets: by its unit, else as the last target's kind (IRR when none)."""
+    scale = {"亿": 1e8, "亿元": 1e8, "万": 1e4, "万元": 1e4, "元": 1.0, "百万": 1e6}
+    if unit == "%" or (not unit and kind_before in (None, "irr")):
+        return {"target_irr": value / 100 if unit == "%" or value > 1 else value}
+    if unit == "年" or (not unit and kind_before == "payback"):
+        return {"target_payback": value}
+    return {"target_npv": value * scale.get(unit, 1.0)}
 
 
 def _metric(inputs: dict[str, Any], variable: str, value: float, kind: str) -> float | None:
