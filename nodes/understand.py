@@ -117,6 +117,14 @@ _BEFORE_LATEST = re.compile(
     r"|\bthe one before\b|\bprevious one\b",
     re.I,
 )
+# Chinese wh-words: a clause asking how much, which, why, whether (not only one ending in 吗)
+_ZH_WH = re.compile(r"多少|多大|几[年个度次种]|什么|怎么|怎样|如何|哪|为什么|为何|是否|能否|可否|有没有|是不是|会不会|能不能")
+# Words that ask the corpus something without a question's form ("讲讲绿证", "tell me about subsidies")
+_ASKS = re.compile(
+    _ZH_WH.pattern + r"|讲|介绍|说说|说明|解释|查|了解|告诉|科普|政策|规定|流程|条件|要求"
+    r"|\b(?:explain|tell|describe|summari[sz]e|look up|check|whether|if|policy|policies|rules?|requirements?)\b",
+    re.I,
+)
 # an English question answered yes or no ("Is 8% a reasonable discount rate?"), not "how / what would …"
 _EN_YES_NO = re.compile(
     r"^\s*(?:is|are|was|were|do|does|did|can|could|will|would|should|shall|has|have|had|may|might)\b", re.I
@@ -319,6 +327,34 @@ def _only_a_figure(
     return set(_named(rest, specs, index, referents=False, held=True)[0]) <= set(_producers(specs))
 
 
+def _asks_a_fact(clause: str, agent: str, query: str, specs: Mapping[str, AgentSpec]) -> bool:
+    """Whether a question, in a request stating no number, asks something `agent` does not compute.
+
+    "企业交的所得税，装了光伏以后能减免吗", "落了很多灰，会少发多少电", "Which voltage does a small home
+    system of a few kilowatts connect to?": no value to compute with (a project described by its type
+    or size in words is a topic, not inputs), and no figure of the agent's results asked for (its
+    `recall` reads none; "多少年能回本" asks the payback, and stays the calculation's). The words
+    matched the agent; whether they are a fact the corpus holds, its documents decide
+    (`AgentSpec.serves`, asked by the planner).
+    """
+    spec = specs[agent]
+    if spec.vocabulary is not None or not (_is_question(clause) or _ZH_WH.search(clause)):
+        return False
+    if _states_values(query, specs) or any(s.claims is not None and s.claims(query) for s in specs.values()):
+        return False
+    return spec.recall is None or not spec.recall(clause, {"results": _EveryFigure(), "inputs": {}}, "zh")
+
+
+class _EveryFigure(dict):
+    """A headline holding every figure (1.0): whether a question asks one, whatever it is called."""
+
+    def __init__(self) -> None:
+        super().__init__(any=1.0)
+
+    def get(self, key: object, default: object = None) -> float:  # noqa: ARG002 - every key is held
+        return 1.0
+
+
 def _blank(text: str, word: str) -> str:
     """`text` with `word` blanked (a whole word in Latin script)."""
     pattern = rf"(?i)\b{re.escape(word)}\b" if word.isascii() else re.escape(word)
@@ -351,6 +387,15 @@ def _named(
             found = _best_agent(words, specs, index, VALUES_CLAUSE_FLOOR if values else CLAUSE_FLOOR)
             if found and specs[found].vocabulary is not None:
                 found = _about_the_project(words, found, query, specs, index)
+            if (
+                found
+                and specs[found].vocabulary is not None
+                and not (_is_question(clause) or _ASKS.search(clause))
+                and _complete_project(query, specs)
+            ):
+                # beside a whole project, a clause that asks nothing ("…located in Jiaxing, Zhejiang
+                # province", "thanks in advance") describes it: the corpus answers questions
+                found = None
             named = [found] if found else []
             if found and specs[found].vocabulary is not None and not _is_question(clause):
                 # "Calculate 600 kW commercial in Hefei and I'd like to know if …": the project too
@@ -359,6 +404,16 @@ def _named(
                 # a question beside a whole project is about that project, not the corpus's topic
                 if not _complete_project(query, specs):
                     alternative = alternative or _corpus_rival(words, found, specs, index)
+            if found and not negated and not held and _asks_a_fact(clause, found, query, specs):
+                # a fact, not a figure: the corpus when more of its words are the corpus's, else its documents decide
+                rival = _corpus_rival(words, found, specs, index)
+                shared = {index.routes[i].name: n for i, n in enumerate(index.shared_terms(words))}
+                if rival and shared.get(rival, 0) > shared.get(found, 0):
+                    named = [rival]
+                else:
+                    alternative = alternative or next(
+                        (n for n, s in specs.items() if s.vocabulary is not None and s.serves is not None), ""
+                    )
             if not named and not negated and not _is_question(clause):
                 named = _complete_project(clause, specs)  # "a 600 kW commercial plant in Hefei"
         # a question on a corpus's topics (the knowledge base's) names no further work by single words
