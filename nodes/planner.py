@@ -21,7 +21,7 @@ from memory.facts import Fact
 from nodes.kit.registry import AgentSpec
 from nodes.kit.services import RunServices, ServicesFactory
 from nodes.routing import Route, RouteIndex
-from nodes.standing import acknowledge, leftover
+from nodes.standing import acknowledge, leftover, refusal, refused
 from nodes.understand import Understanding, language, understand, value_words
 from tools.lang import has_language
 from tools.planning import MAX_REQUIREMENT_CHARS, new_plan, validate_steps
@@ -163,6 +163,11 @@ def _plan(
     )
     if problem:
         return Command(goto="__end__", update={"messages": [AIMessage(content=problem)], "summary": problem})
+    wrong = refused(query, specs, index)
+    if wrong:  # a standing value that cannot be ("以后电价都按-1元/度算"): named back, nothing kept or planned
+        text = refusal(wrong, language(query))
+        runtime.stream_writer({"index": -1, "content": text})
+        return Command(goto="__end__", update={"messages": [AIMessage(content=text)], "summary": text})
     stated = _stated_facts(state, svc)
     routed = query
     if stated:  # the request stated long-term facts (nodes.standing): kept already, the rest is planned

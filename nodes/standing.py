@@ -43,6 +43,8 @@ __all__ = [
     "judge",
     "judge_with_model",
     "leftover",
+    "refusal",
+    "refused",
     "standing_sentences",
 ]
 
@@ -84,6 +86,7 @@ class Statement:
     scope: tuple[str, ...] = ()
     judged_by: str = "rule"
     importance: float = field(default=1.0)
+    problem: str = ""  # what is wrong with the value (the agent's `check`): named back, never kept
 
 
 def _sentences(text: str) -> list[str]:
@@ -125,8 +128,10 @@ def _read(
                 if key not in spec.defaults or isinstance(value, bool) or not isinstance(value, int | float):
                     continue
                 shown = spec.show(key, value, lang_of_text) if spec.show else f"{key} = {value:g}"
+                problem = spec.check(key, value, lang_of_text) if spec.check else ""
                 found.setdefault(
-                    key, Statement(key, value, shown, "，".join([*cue, part]), judged_by=judged_by)
+                    key,
+                    Statement(key, value, shown, "，".join([*cue, part]), judged_by=judged_by, problem=problem),
                 )
         lang = named_language(part)
         if lang is not None and "lang" not in found:
@@ -148,8 +153,32 @@ def _named_agents(clause: str, specs: Mapping[str, AgentSpec], index: RouteIndex
 
 
 def judge(text: str, specs: Mapping[str, AgentSpec], index: RouteIndex | None = None) -> list[Statement]:
-    """The long-term facts `text` states, by the rule (see the module docstring)."""
+    """The long-term facts `text` states, by the rule (see the module docstring); impossible values left out."""
+    return [st for st in _stated(text, specs, index) if not st.problem]
+
+
+def refused(text: str, specs: Mapping[str, AgentSpec], index: RouteIndex | None = None) -> list[Statement]:
+    """Standing statements of `text` whose value its agent's `check` refuses ("以后电价都按-1元/度算")."""
+    return [st for st in _stated(text, specs, index) if st.problem]
+
+
+def _stated(text: str, specs: Mapping[str, AgentSpec], index: RouteIndex | None) -> list[Statement]:
     return [st for sentence in standing_sentences(text) for st in _read(sentence, specs, index, "rule")]
+
+
+def refusal(statements: Sequence[Statement], lang: str) -> str:
+    """The reply to standing statements with impossible values: what is wrong, that nothing was kept, what to do."""
+    if lang == "en":
+        lines = [f"- {st.problem} (you said “{st.said}”)" for st in statements]
+        return "\n".join(
+            [
+                "I did not keep this as a standing value:",
+                *lines,
+                "Please say it again with a plausible value; nothing was stored or calculated.",
+            ]
+        )
+    lines = [f"- {st.problem}（您说的是“{st.said}”）" for st in statements]
+    return "\n".join(["没有记为长期设置：", *lines, "请改正后再说一次；没有保存任何内容，也没有进行测算。"])
 
 
 def judge_with_model(
@@ -179,7 +208,7 @@ def judge_with_model(
         ]
         for st in statements:
             found.setdefault(st.key, st)
-    return list(found.values())
+    return [st for st in found.values() if not st.problem]
 
 
 def _parse(text: str) -> list[tuple[str, str]]:

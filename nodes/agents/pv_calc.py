@@ -36,7 +36,7 @@ from nodes.kit.step import StepContext
 from tools.contracts import AgentExecResult
 from tools.lang import pick
 from tools.pv.inputs import apply_changes, merge_fields, parse_fields
-from tools.pv.resolve import MODEL_FIELDS, fmt, label
+from tools.pv.resolve import MODEL_FIELDS, fmt, implausible, label
 from tools.pv.text import conclusion_line, defaults_lines, result_lines
 
 __all__ = ["AGENT", "run"]
@@ -222,4 +222,5 @@ AGENT = AgentSpec(
     internal_plan="pv_calc.dot",
     defaults=PV_DEFAULTS,
     show=show_value,
+    check=implausible,
 )

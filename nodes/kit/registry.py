@@ -71,7 +71,8 @@ class AgentSpec:
     documented defaults: a value the user states for one of them as standing ("我们的电价是0.72")
     becomes that user's long-term fact and replaces the default in later requests
     (`nodes.standing`); `show(field, value, lang)` writes such a value for people ("自用电价 0.72
-    元/kWh").
+    元/kWh"); `check(field, value, lang)` says what is wrong with such a value ("" when it is
+    plausible): an impossible one is named back, not kept.
     """
 
     name: str
@@ -93,6 +94,7 @@ class AgentSpec:
     agentic: bool = False
     defaults: tuple[str, ...] = ()
     show: Callable[[str, Any, str], str] | None = None
+    check: Callable[[str, Any, str], str] | None = None
 
     @property
     def title(self) -> str:

@@ -19,6 +19,7 @@ UNSPECIFIED = "未指定"  # the location of a case given by its yield and feed-
 
 __all__ = [
     "PLAUSIBLE",
+    "implausible",
     "DEFAULTED",
     "LABELS",
     "LABELS_EN",
@@ -351,6 +352,23 @@ _RANGES = (
 
 # The plausible range of each checked input: what a calculation accepts, and where reverse optimisation searches.
 PLAUSIBLE: dict[str, tuple[float, float]] = {name: (low, high) for name, low, high, _, _ in _RANGES}
+
+
+def implausible(name: str, value: Any, lang: str = "zh") -> str:
+    """What is wrong with one value of a checked field, named back with what is usual ("" when plausible).
+
+    The same ranges as a calculation's (`_RANGES`): a long-term fact ("以后电价都按-1元/度算") is checked
+    before it is kept, so it never makes every later calculation ask.
+    """
+    for field_name, low, high, hint, hint_en in _RANGES:
+        if field_name == name and isinstance(value, int | float) and not low <= value <= high:
+            shown = fmt(name, value, lang)
+            return pick(
+                lang,
+                f"您给的{LABELS[name][0]}是 {shown}，不合理（{hint}）",
+                f"{LABELS_EN[name][0]} {shown} is not plausible ({hint_en})",
+            )
+    return ""
 
 
 def _check(v: dict[str, Any], lang: str = "zh") -> Resolution | None:
