@@ -135,6 +135,11 @@ class RouteIndex:
         out.append(text[pos:])
         return "".join(out)
 
+    def in_titles(self, text: str) -> list[bool]:
+        """Per route, whether its first text (an agent's title: what it says it is) holds a content word of `text`."""
+        terms = set(self.terms(text))
+        return [bool(texts and terms & texts[0]) for texts in self._terms]
+
     def shared_terms(self, text: str) -> list[int]:
         """Per route, how many distinct content terms of `text` its best-sharing text contains."""
         terms = set(self.terms(text))

@@ -131,7 +131,9 @@ def _read(
                 problem = spec.check(key, value, lang_of_text) if spec.check else ""
                 found.setdefault(
                     key,
-                    Statement(key, value, shown, "，".join([*cue, part]), judged_by=judged_by, problem=problem),
+                    Statement(
+                        key, value, shown, "，".join([*cue, part]), judged_by=judged_by, problem=problem
+                    ),
                 )
         lang = named_language(part)
         if lang is not None and "lang" not in found:

@@ -68,6 +68,7 @@ CLAUSE_FLOOR = 2.5
 VALUES_CLAUSE_FLOOR = 10.0  # a clause stating input values ("杭州工商业500kW") rarely asks for anything else
 TEMPLATE_CLOSENESS = 0.7  # a template is used when one of its texts says nearly what the request says
 TERM_SHARE = 0.7  # a single word names an agent when that agent holds this share of the word's use
+TITLE_WEIGHT = 1.1  # an agent whose title holds a word of the clause wins a near tie of scores
 RIVAL_SHARE = 0.8  # a corpus agent scoring this share of the chosen agent's score is asked too
 DOMAIN_SHARE = (
     0.6  # a request no agent's words matched is the corpus's when this share of its words are known
@@ -118,7 +119,15 @@ _BEFORE_LATEST = re.compile(
     re.I,
 )
 # Chinese wh-words: a clause asking how much, which, why, whether (not only one ending in 吗)
-_ZH_WH = re.compile(r"多少|多大|几[年个度次种]|什么|怎么|怎样|如何|哪|为什么|为何|是否|能否|可否|有没有|是不是|会不会|能不能")
+_ZH_WH = re.compile(
+    r"多少|多大|几[年个度次种]|什么|怎么|怎样|如何|哪|为什么|为何|是否|能否|可否|有没有|是不是|会不会|能不能"
+)
+# A question about how much something is lost or changed ("会少多少", "how much less"), not a figure's value
+_LOSS = re.compile(
+    r"少多少|少发|多发|损失|(?:下降|降低|减少|增加|提高)(?:了)?多少|\bhow much (?:less|more|lower|higher)\b"
+    r"|\b(?:lose|loses|lost|loss|drop|drops|reduce|reduces|reduction)\b",
+    re.I,
+)
 # Words that ask the corpus something without a question's form ("讲讲绿证", "tell me about subsidies")
 _ASKS = re.compile(
     _ZH_WH.pattern + r"|讲|介绍|说说|说明|解释|查|了解|告诉|科普|政策|规定|流程|条件|要求"
@@ -301,7 +310,9 @@ def understand(
     else:  # nothing new was said: work on what the conversation already holds
         asked = [a for a in asked if not (a in producers and set(specs[a].produces) & needed & existing)]
     steps = compose(asked, specs)
-    if len(steps) != 1 or alternative in asked:
+    # several steps are one question's when it asks a fact ("积了灰，发电量会少多少"): the corpus may answer it
+    one_question = len(steps) == 1 or all(_asks_a_fact(a, query, specs) for a in asked)
+    if not one_question or alternative in asked:
         alternative = ""
     return Understanding(lang, steps=steps, note="clauses → agents", alternative=alternative)
 
@@ -327,7 +338,7 @@ def _only_a_figure(
     return set(_named(rest, specs, index, referents=False, held=True)[0]) <= set(_producers(specs))
 
 
-def _asks_a_fact(clause: str, agent: str, query: str, specs: Mapping[str, AgentSpec]) -> bool:
+def _asks_a_fact(agent: str, query: str, specs: Mapping[str, AgentSpec]) -> bool:
     """Whether a question, in a request stating no number, asks something `agent` does not compute.
 
     "企业交的所得税，装了光伏以后能减免吗", "落了很多灰，会少发多少电", "Which voltage does a small home
@@ -338,11 +349,15 @@ def _asks_a_fact(clause: str, agent: str, query: str, specs: Mapping[str, AgentS
     (`AgentSpec.serves`, asked by the planner).
     """
     spec = specs[agent]
-    if spec.vocabulary is not None or not (_is_question(clause) or _ZH_WH.search(clause)):
+    # the request asks (a condition before the question, "企业装光伏的话，所得税能少交吗", is part of it)
+    if spec.vocabulary is not None or not any(_is_question(c) or _ZH_WH.search(c) for c in clauses(query)):
         return False
     if _states_values(query, specs) or any(s.claims is not None and s.claims(query) for s in specs.values()):
         return False
-    return spec.recall is None or not spec.recall(clause, {"results": _EveryFigure(), "inputs": {}}, "zh")
+    # how much a figure changes under some condition ("积了灰，发电量会少多少") is no figure of a result
+    if _LOSS.search(query):
+        return True
+    return spec.recall is None or not spec.recall(query, {"results": _EveryFigure(), "inputs": {}}, "zh")
 
 
 class _EveryFigure(dict):
@@ -404,7 +419,7 @@ def _named(
                 # a question beside a whole project is about that project, not the corpus's topic
                 if not _complete_project(query, specs):
                     alternative = alternative or _corpus_rival(words, found, specs, index)
-            if found and not negated and not held and _asks_a_fact(clause, found, query, specs):
+            if found and not negated and not held and _asks_a_fact(found, query, specs):
                 # a fact, not a figure: the corpus when more of its words are the corpus's, else its documents decide
                 rival = _corpus_rival(words, found, specs, index)
                 shared = {index.routes[i].name: n for i, n in enumerate(index.shared_terms(words))}
@@ -580,9 +595,11 @@ def _best_agent(clause: str, specs: Mapping[str, AgentSpec], index: RouteIndex, 
     Templates and agents that recognise their requests structurally (`claims`) are not named by words.
     """
     scores = index.scores(clause)
+    titled = index.in_titles(clause)
+    # near a tie, the agent whose title uses the word ("测算" in 光伏经济性测算) before one whose examples do
     ranked = sorted(
         (i for i, r in enumerate(index.routes) if not r.is_template and r.name in specs),
-        key=lambda i: -scores[i],
+        key=lambda i: -scores[i] * (TITLE_WEIGHT if titled[i] else 1.0),
     )
     if _is_question(clause):
         # a question its structure did not claim ("can C&I projects still sell all their power?")

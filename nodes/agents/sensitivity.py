@@ -116,7 +116,7 @@ AGENT = AgentSpec(
         "stress-test the returns: how robust is the IRR when the tariff or capex moves",
         "what-if scenarios on the key inputs, upside and downside",
         "做个压力测试：电价、造价波动时收益稳不稳",
-        "情景分析：不同电价和造价下的收益区间",
+        "情景分析：电价和造价不同时收益的区间",
     ),
     inputs=PV_INPUTS,
     answer_fields=PV_ANSWER_FIELDS,

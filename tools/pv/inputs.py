@@ -388,7 +388,7 @@ _CHINESE: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
     (r"(\d)\s*毛\s*(\d)?(?![\d.])(?:钱)?", lambda m: f"0.{m[1]}{m[2] or ''}元"),
     (r"(\d+)\s*块\s*(\d)(?![\d.])", r"\1.\2元"),
     (r"(\d+(?:\.\d+)?)\s*块(?:钱)?(?!\s*(?:板|组件|电池|光伏|屋顶|地|面|区|瓦片))", r"\1元"),
-    (r"元\s*(?:一|每|1)\s*(?:度电?|千瓦时|kwh)(?![a-z])", "元/度"),
+    (r"(元|分)\s*(?:一|每|1)\s*(?:度电?|千瓦时|kwh)(?![a-z])", r"\1/度"),
     (r"元\s*(?:一|每|1)\s*(?:瓦|wp?)(?![a-z])", "元/w"),
     (
         r"(?:每|一|1)\s*(?:度电?|千瓦时|kwh)(?:的)?(?:电价|电费|价格|价钱|电)?\s*(?:[为是:约要收合]|大概|大约)*"
@@ -559,7 +559,7 @@ _RULES: tuple[tuple[str, Callable[[re.Match], dict[str, Any]]], ...] = (
         lambda m: {"electricity_price": float(m[1]) * _PRICE_SCALE.get(m[2] or "", 1)},
     ),
     (
-        rf"{_N}\s*(元/度|元/kwh|元/千瓦时|分/度)",
+        rf"{_N}\s*(元/度|元/kwh|元/千瓦时|分/度|分/kwh)",
         lambda m: {"electricity_price": float(m[1]) * _PRICE_SCALE.get(m[2], 1)},
     ),
     (

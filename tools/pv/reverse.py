@@ -150,7 +150,7 @@ def parse_goal(text: str) -> dict[str, Any]:
     """
     plain = unicodedata.normalize("NFKC", text).lower()
     plain = re.sub(r"百分之(\d+(?:\.\d+)?)", r"\1%", plain)
-    plain = re.sub(r"[?？!！。.,，;；~…\s]+", " ", plain).strip()
+    plain = re.sub(r"(?:[?？!！。,，;；~…\s]|\.(?!\d))+", " ", plain).strip()  # not the point of "7.5"
     match = _GOAL_ONLY.match(plain)
     if match is None:
         return {}

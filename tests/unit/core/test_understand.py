@@ -338,3 +338,81 @@ def test_a_request_without_words_is_answered_in_the_language_given(with_case):
     assert not has_language("1.5 MW?") and not has_language("0.65") and has_language("Try 1.5 MW")
     assert understand("2 MW?", SPECS, INDEX, with_case, "en").lang == "en"
     assert understand("2 MW?", SPECS, INDEX, with_case).lang == "zh"
+
+
+# --- session 10 ---------------------------------------------------------------------------------
+
+
+def test_sensitive_as_a_question_word_asks_for_the_sensitivity_analysis(with_case):
+    assert _plan("这个方案的回收期对造价敏感吗", with_case) == [("sensitivity", [])]
+    assert _plan("上面那个项目的NPV对自用比例敏感不敏感", with_case) == [("sensitivity", [])]
+    # the figure alone is still recalled
+    assert "18.91%" in understand("这个方案的IRR是多少", SPECS, INDEX, with_case).reply
+
+
+def test_what_the_whole_thing_costs_is_the_investment(with_case):
+    for question in ("So what would the full system cost me?", "What did that whole setup end up costing?"):
+        found = understand(question, SPECS, INDEX, with_case)
+        assert found.steps == [] and "1,590,000" in found.reply, question
+    assert _plan("How sensitive is the payback to the cost?", with_case) == [("sensitivity", [])]
+
+
+@pytest.fixture
+def with_reverse() -> InMemoryResults:
+    results = InMemoryResults()
+    results.put("pv_case", "p0", 0, {}, CASE)
+    results.put(
+        "pv_reverse", "p1", 1, {}, {"variable": "electricity_price", "target": {"kind": "irr", "value": 0.1}}
+    )
+    results.put("ep", "p1", 1, {}, {})  # a result of no agent's kind, newer: not the work continued
+    return results
+
+
+def test_a_bare_value_after_a_reverse_optimisation_solves_it_again(with_reverse, with_case):
+    for fragment in ("how about 13%?", "那改成9年呢", "OK and 11 percent then"):
+        assert _plan(fragment, with_reverse) == [("reverse_opt", [])], fragment
+    # after a calculation a bare percentage is no new target, and a named value is a change of the case
+    assert _plan("how about 13%?", with_case) == []
+    assert _plan("电价0.9呢", with_reverse) == [("pv_calc", [])]
+
+
+def test_all_of_the_power_used_is_a_change_of_the_case_not_a_report(with_case):
+    assert _plan("要是发的电全都自家用掉呢", with_case) == [("pv_calc", [])]
+    assert _plan("What if we consumed all of the output on site?", with_case) == [("pv_calc", [])]
+
+
+def test_a_question_asking_a_fact_not_a_figure_is_the_knowledge_bases():
+    # words of a project's size or type are its topic; the corpus's words decide ("voltage", "connect")
+    assert _plan("What voltage level does a small residential array of a few kW connect at?") == [
+        ("knowledge", [])
+    ]
+    # no number and no figure asked: the knowledge base's documents decide (the planner asks `serves`)
+    for question in ("企业装光伏的话，所得税能少交吗", "屋顶光伏积了一层灰，发电量会少多少"):
+        assert understand(question, SPECS, INDEX, InMemoryResults()).alternative == "knowledge", question
+    # a figure of the calculation ("几年能回本"), or a project with numbers, stays the calculation's
+    payback = understand("我想装光伏，几年能回本？", SPECS, INDEX, InMemoryResults())
+    assert [s["agentName"] for s in payback.steps] == ["pv_calc"] and payback.alternative == ""
+    sized = understand("杭州工商业500kW几年能回本", SPECS, INDEX, InMemoryResults())
+    assert sized.alternative == ""
+
+
+def test_courtesies_and_places_beside_a_whole_project_ask_nothing_of_the_knowledge_base():
+    assert _plan(
+        "Would you be so kind as to evaluate a 650 kW commercial rooftop located in Shaoxing, "
+        "Zhejiang province? Many thanks in advance."
+    ) == [("pv_calc", [])]
+    assert _plan("绍兴工商业650kW测算一下，顺便介绍下绿证") == [("pv_calc", []), ("knowledge", [])]
+
+
+def test_a_stress_test_a_what_if_and_a_memo_are_the_sensitivity_analysis_and_the_report():
+    assert _plan("Shaoxing C&I 1.5 MW: the returns, a stress test of them, and a memo for the board") == [
+        ("pv_calc", []),
+        ("sensitivity", [0]),
+        ("report", [0, 1]),
+    ]
+    assert _plan("嘉兴工商业2MW，测算后做压力测试") == [("pv_calc", []), ("sensitivity", [0])]
+
+
+def test_a_word_in_an_agents_title_wins_a_near_tie():
+    # "测算" is the calculation's title word; the sensitivity analysis's examples use it too
+    assert _plan("济南工商业项目，装机0.8MW，年用电量300万kWh，测算一下") == [("pv_calc", [])]

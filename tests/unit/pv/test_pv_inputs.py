@@ -4,7 +4,7 @@ import pytest
 
 from tools.pv.data import feed_in_price, locations
 from tools.pv.inputs import parse_fields
-from tools.pv.resolve import resolve_inputs
+from tools.pv.resolve import implausible, resolve_inputs
 
 BASE = "地点是杭州余杭区，工商业项目，"
 
@@ -444,3 +444,89 @@ def test_scientific_and_hexadecimal_numbers_are_read_whole() -> None:
     assert parse_fields("电价2e-1元/度")["electricity_price"] == pytest.approx(0.2)
     assert parse_fields("杭州工商业1e309kW")["capacity_kw"] == float("inf")  # named back as impossible
     assert parse_fields("hangzhou commercial 100kw, the 2e model")["capacity_kw"] == 100
+
+
+# --- session 10: clipped words, per-unit prices, the load as a verb, all of the power, both types ---
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a clipped type word is the one long type word it begins
+        ("ningbo resi 6kw", {"location": "宁波市", "project_type": "户用", "capacity_kw": 6}),
+        (
+            "comm. rooftop 400 kw in xiamen",
+            {"location": "厦门市", "project_type": "工商业", "capacity_kw": 400},
+        ),
+        ("indus site of 3mw in wuxi", {"location": "无锡市", "project_type": "工商业", "capacity_kw": 3000}),
+        # a price "a unit" / "per unit" is per kWh (the unit of a power bill), "unit cost" stays the capex
+        ("power costs us 0.72 yuan per unit", {"electricity_price": 0.72}),
+        ("we pay 65 cents a unit", {"electricity_price": 0.65}),
+        ("电费65分一度", {"electricity_price": 0.65}),
+        ("unit cost 3.2 yuan/W", {"capex_yuan_per_w": 3.2}),
+    ],
+)
+def test_clipped_type_words_and_prices_per_unit(text, expected):
+    assert parse_fields(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "load"),
+    [
+        ("厂里每年要用掉两百四十万度电", 2_400_000),
+        ("用电量每年约180万度", 1_800_000),
+        ("一年用电量将近五百万度", 5_000_000),
+        ("年用电量估计120万kWh", 1_200_000),
+        ("全年耗电差不多800万千瓦时", 8_000_000),
+    ],
+)
+def test_the_yearly_load_as_a_verb_and_with_hedges(text, load):
+    assert parse_fields(text)["annual_load_kwh"] == pytest.approx(load)
+
+
+def test_generation_and_prices_are_not_a_load():
+    assert "annual_load_kwh" not in parse_fields("年发电量100万度")
+    assert parse_fields("自用电价0.8元/度") == pytest.approx({"electricity_price": 0.8})
+
+
+@pytest.mark.parametrize(
+    ("text", "share"),
+    [
+        ("要是发的电全都自家用掉呢", 1.0),
+        ("如果厂里能全部消纳的话", 1.0),
+        ("suppose we consumed all of it on site", 1.0),
+        ("what if all the output were used by us", 1.0),
+        ("电都卖给电网的话", 0.0),
+    ],
+)
+def test_all_of_the_power_used_or_sold_by_the_owner(text, share):
+    assert parse_fields(text) == pytest.approx({"self_consumption": share})
+
+
+@pytest.mark.parametrize("text", ["我们都用光伏", "自己都用不完", "全都自己装"])
+def test_all_without_the_power_used_is_no_share(text):
+    assert "self_consumption" not in parse_fields(text)
+
+
+def test_both_project_types_named_without_a_choice_are_asked_about():
+    both = parse_fields("温州300kW，户用兼工商业")
+    assert "project_type" not in both and sorted(both["conflicts"]["project_type"]) == ["工商业", "户用"]
+    english = parse_fields("a 300 kW plant in Wenzhou that is residential and commercial")
+    assert sorted(english["conflicts"]["project_type"]) == ["工商业", "户用"]
+    asked = resolve_inputs(both)
+    assert asked.inputs is None and "项目类型" in asked.question and "户用" in asked.question
+    # the answer settles it; a choice, a comparison and a correction are no contradiction
+    assert resolve_inputs({**both, "project_type": "工商业", "conflicts": {}}).inputs is not None
+    assert parse_fields("温州300kW，是工商业还是户用？")["project_type"] == "工商业"
+    assert parse_fields("户用跟工商业比，哪个更划算")["project_type"] == "户用"
+    assert parse_fields("温州300kW，不是户用而是工商业")["project_type"] == "工商业"
+    assert parse_fields("it is not residential, it is commercial")["project_type"] == "工商业"
+    assert parse_fields("我家的厂房")["project_type"] == "户用"  # building words are no contradiction
+
+
+def test_one_value_is_checked_against_the_calculations_ranges():
+    assert "电价" in implausible("electricity_price", -0.5) and "0.3–1.5" in implausible(
+        "electricity_price", -0.5
+    )
+    assert "not plausible" in implausible("discount_rate", 0.45, "en")
+    assert implausible("electricity_price", 0.65) == "" and implausible("capacity_kw", -5) == ""

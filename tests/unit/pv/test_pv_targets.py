@@ -3,7 +3,7 @@
 import pytest
 
 from nodes.agents.reverse_opt import asks_to_solve
-from tools.pv.reverse import parse_target
+from tools.pv.reverse import goal_target, parse_goal, parse_target
 
 
 @pytest.mark.parametrize(
@@ -67,3 +67,33 @@ def test_a_variable_with_its_value_is_not_the_one_to_solve_for():
 def test_how_many_years_to_pay_back_is_no_target():
     assert not any(k.startswith("target") for k in parse_target("投资多少年能回本"))
     assert not asks_to_solve("我家屋顶装10kW户用光伏多久能回本")
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "unit"),
+    [
+        ("what about 9%?", 9.0, "%"),
+        ("那改成8年呢", 8.0, "年"),
+        ("换成300万呢", 300.0, "万"),
+        ("OK, and with 7.5 percent then", 7.5, "%"),
+        ("15", 15.0, ""),
+    ],
+)
+def test_a_fragment_giving_only_a_value_is_a_new_target_value(text, value, unit):
+    assert parse_goal(text) == {"goal_value": value, "goal_unit": unit}
+
+
+@pytest.mark.parametrize(
+    "text", ["电价0.7呢", "what about 800 kW?", "自发自用六成呢", "IRR 9%", "Nanjing 12%"]
+)
+def test_a_value_with_a_name_or_another_unit_is_no_bare_target(text):
+    assert parse_goal(text) == {}
+
+
+def test_a_bare_value_takes_its_target_from_its_unit_or_the_last_target():
+    assert goal_target(12.0, "%", "payback") == {"target_irr": pytest.approx(0.12)}
+    assert goal_target(8.0, "年", "irr") == {"target_payback": 8.0}
+    assert goal_target(300.0, "万", "npv") == {"target_npv": 3_000_000.0}
+    assert goal_target(7.0, "", "payback") == {"target_payback": 7.0}
+    assert goal_target(11.0, "", "irr") == {"target_irr": pytest.approx(0.11)}
+    assert not asks_to_solve("what about 9%?")  # the words alone ask for nothing; the conversation decides
