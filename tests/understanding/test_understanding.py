@@ -124,6 +124,74 @@ FOLLOW_UPS = {
         _turn("Calculate 700 kW commercial PV in Qingdao.", CALC, _calc("青岛市", "工商业", 700), "en"),
         _turn("1.2 MW?", CALC, _calc("青岛市", "工商业", 1200), "en"),
     ],
+    # session 10: a bare new target after a reverse optimisation, all of the power used by the owner,
+    # what the whole thing costs, a yearly load given as a verb in the answer, both types named,
+    # an impossible standing value
+    "reverse-bare-en": [
+        _turn(
+            "Wuhan commercial 800 kW: what is the highest capex per watt for an 11% IRR?",
+            [[["pv_calc", []], ["reverse_opt", [0]]], [["reverse_opt", []]]],
+            {"variable": "capex_yuan_per_w", "target_kind": "irr", "target_value": 0.11},
+            "en",
+        ),
+        _turn(
+            "what about 14%?",
+            [[["reverse_opt", []]]],
+            {"variable": "capex_yuan_per_w", "target_kind": "irr", "target_value": 0.14},
+            "en",
+        ),
+    ],
+    "self-all-zh": [
+        _turn("余杭区户用10千瓦测算一下", CALC, _calc("杭州市余杭区", "户用", 10)),
+        _turn("要是发的电都自家用掉呢", CALC, _calc("杭州市余杭区", "户用", 10, self_consumption=1.0)),
+    ],
+    "recall-cost-en": [
+        _turn("Household, 6 kW, Kunming - what's the IRR?", CALC, _calc("昆明市", "户用", 6), "en"),
+        {
+            "request": "And what would all of that cost me?",
+            "expect": {"plans": [[]], "params": {}, "question": False, "lang": "en", "recall": "investment"},
+        },
+    ],
+    "load-answer-zh": [
+        {
+            "request": "帮我倒推一下郑州工商业项目最合适的装机规模，希望7年回本",
+            "answers": ["厂里每年大概用电两百五十万度"],
+            "expect": {
+                "plans": [[["reverse_opt", []]], [["pv_calc", []], ["reverse_opt", [0]]]],
+                "params": {
+                    "location": "郑州市",
+                    "annual_load_kwh": 2_500_000,
+                    "variable": "capacity_kw",
+                    "target_kind": "payback",
+                    "target_value": 7,
+                },
+                "question": True,
+                "lang": "zh",
+                "mentions": ["用电量"],
+            },
+        }
+    ],
+    "both-types-zh": [
+        {
+            "request": "宁波800kW的屋顶，户用兼工商业，帮我测一下",
+            "expect": {
+                "plans": CALC,
+                "params": {},
+                "question": True,
+                "lang": "zh",
+                "mentions": ["户用", "工商业"],
+                "no_result": True,
+            },
+        }
+    ],
+    "standing-impossible-zh": [
+        {
+            "request": "今后电价一律按-0.5元/度",
+            "expect": {"plans": [[]], "params": {}, "question": False, "lang": "zh", "mentions": ["不合理"]},
+        },
+        # nothing was kept: a later calculation asks nothing about the tariff
+        _turn("宁波工商业600kW测算", CALC, _calc("宁波市", "工商业", 600)),
+    ],
 }
 FOLLOW_UP_CASES = {
     name: {"id": name, "kind": "followup_change", "lang": turns[-1]["expect"]["lang"], "turns": turns}

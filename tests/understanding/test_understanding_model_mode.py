@@ -72,7 +72,21 @@ def test_pinned_case_in_model_mode(case_id, model_env, tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "name",
-    ["suppose-zh", "relative-en", "reverse-carry", "recall-pointer-zh", "wh-values-en", "free-wording-zh"],
+    [
+        "suppose-zh",
+        "relative-en",
+        "reverse-carry",
+        "recall-pointer-zh",
+        "wh-values-en",
+        "free-wording-zh",
+        # session 10
+        "reverse-bare-en",
+        "self-all-zh",
+        "recall-cost-en",
+        "load-answer-zh",
+        "both-types-zh",
+        "standing-impossible-zh",
+    ],
 )
 def test_follow_up_on_the_case_in_model_mode(name, model_env, tmp_path):
     # the model plans each turn as labelled; the values still come from the user's words and the case
