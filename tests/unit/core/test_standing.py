@@ -14,7 +14,7 @@ from memory.facts import Fact
 from nodes.agents import agents, pv_calc, report
 from nodes.kit.step import InMemoryAgentMemory, StepContext
 from nodes.planner import route_index
-from nodes.standing import acknowledge, judge, leftover
+from nodes.standing import acknowledge, judge, leftover, refusal, refused
 from tools.results import InMemoryResults
 
 SPECS = agents()
@@ -156,3 +156,24 @@ def test_the_agentic_pv_tool_uses_the_standing_value_and_says_so():
     assert [d["fact_id"] for d in seen if d.get("fact_id")] == [TARIFF.fact_id]
     own = json.loads(calculate.invoke({**args, "electricity_price": 0.9}))
     assert "electricity_price" not in own["defaults"]
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "words"),
+    [
+        ("今后电价一律按-0.5元/度", "electricity_price", "0.3–1.5"),
+        ("以后折现率都按45%算", "discount_rate", "5%–10%"),
+        ("from now on the lifetime is 90 years", "lifetime_years", "20–30"),
+    ],
+)
+def test_an_impossible_standing_value_is_named_back_and_not_kept(text, key, words):
+    assert judge(text, SPECS, INDEX) == []
+    wrong = refused(text, SPECS, INDEX)
+    assert [st.key for st in wrong] == [key] and words in wrong[0].problem
+    reply = refusal(wrong, "en" if text.isascii() else "zh")
+    assert words in reply and (("nothing was stored" in reply) or ("没有保存" in reply))
+
+
+def test_a_plausible_standing_value_is_not_refused():
+    assert refused("以后电价都按0.68元/度算", SPECS, INDEX) == []
+    assert [st.value for st in judge("以后电价都按0.68元/度算", SPECS, INDEX)] == [0.68]
