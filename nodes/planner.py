@@ -164,9 +164,9 @@ def _plan(
     if problem:
         return Command(goto="__end__", update={"messages": [AIMessage(content=problem)], "summary": problem})
     wrong = refused(query, specs, index)
-    if (
-        wrong
-    ):  # a standing value that cannot be ("以后电价都按-1元/度算"): named back, nothing kept or planned
+    # a request that only states a standing value that cannot be ("以后电价都按-1元/度算"): named back,
+    # nothing kept; beside other work the value stays in the request, and the step that reads it asks
+    if wrong and not leftover(query, [st.said for st in wrong]):
         text = refusal(wrong, language(query))
         runtime.stream_writer({"index": -1, "content": text})
         return Command(goto="__end__", update={"messages": [AIMessage(content=text)], "summary": text})

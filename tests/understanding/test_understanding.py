@@ -192,6 +192,21 @@ FOLLOW_UPS = {
         # nothing was kept: a later calculation asks nothing about the tariff
         _turn("宁波工商业600kW测算", CALC, _calc("宁波市", "工商业", 600)),
     ],
+    # beside other work the impossible value is the calculation's question, and still not kept
+    "standing-impossible-with-work-zh": [
+        {
+            "request": "我们的电价是-1元/度，帮我算宁波600kW工商业",
+            "expect": {
+                "plans": CALC,
+                "params": {},
+                "question": True,
+                "lang": "zh",
+                "mentions": ["不合理"],
+                "no_result": True,
+            },
+        },
+        _turn("宁波工商业600kW测算", CALC, _calc("宁波市", "工商业", 600)),
+    ],
 }
 FOLLOW_UP_CASES = {
     name: {"id": name, "kind": "followup_change", "lang": turns[-1]["expect"]["lang"], "turns": turns}
