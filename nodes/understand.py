@@ -268,6 +268,8 @@ def understand(
     if not asked:
         asked, excluded, alternative = plain
     stated = _inputs_stated(query, specs)
+    if template is not None and not _asks_for_goal(template, {*asked, *plain[0]}):
+        template = None  # "做个敏感性分析" is near "敏感性分析报告", but no report was asked for
 
     # a question about a figure ("the IRR from that calculation", "刚那个方案总共要投多少钱") is read
     # with every word, or without the words that name the figure and the thing pointed at
@@ -578,6 +580,17 @@ def _without(steps: list[dict], drop: set[int]) -> list[dict]:
         }
         for s in kept
     ]
+
+
+def _asks_for_goal(template: Route, named: set[str]) -> bool:
+    """Whether the words name what a template ends in (a step no other step of it depends on).
+
+    A template is a shortcut to its goal ("光伏测算报告" ends in the report, made from the steps
+    before it); a request naming only a step on the way ("做个敏感性分析") is that step's.
+    """
+    needed = {d for s in template.steps for d in s["dependsOn"]}
+    goals = {s["agentName"] for s in template.steps if s["seqNo"] not in needed}
+    return bool(goals & named) or not named
 
 
 def _template(query: str, index: RouteIndex) -> Route | None:

@@ -416,3 +416,9 @@ def test_a_stress_test_a_what_if_and_a_memo_are_the_sensitivity_analysis_and_the
 def test_a_word_in_an_agents_title_wins_a_near_tie():
     # "测算" is the calculation's title word; the sensitivity analysis's examples use it too
     assert _plan("济南工商业项目，装机0.8MW，年用电量300万kWh，测算一下") == [("pv_calc", [])]
+
+
+def test_a_template_is_used_only_when_the_words_ask_for_what_it_ends_in():
+    # near "敏感性分析报告" (a template's name) but no report asked: the analysis, after the calculation
+    assert _plan("温州工商业900kW，做个敏感性分析吧") == [("pv_calc", []), ("sensitivity", [0])]
+    assert [s for s, _ in _plan("想做一个光伏测算报告")] == ["pv_calc", "sensitivity", "report"]
