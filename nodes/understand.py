@@ -28,6 +28,12 @@ the rest:
 - no agent named, no values, a question about a figure of the latest result → answered from the
   results index (`AgentSpec.recall`), nothing recomputed; the words naming the figure and the
   thing pointed at ("刚那个方案总共要投多少钱") name no work;
+- no agent named, no values, a fragment only the newest work's agent reads ("and for 12%?" after a
+  reverse optimisation) → that agent again;
+- a question stating no number that asks no figure of the agent its words matched ("企业交的所得税，
+  装了光伏以后能减免吗", "which voltage does a small home system connect to?") → the corpus when more
+  of its words are the corpus's, else the corpus's documents decide (`AgentSpec.serves`);
+- a template is used only when the words ask for what it ends in ("做个敏感性分析" is no report);
 - nothing named, but most words are the agents' and the corpus's own ("the warranty of an
   inverter") → the corpus agent, which answers or says it does not know;
 - an agent named only by a verb ("算", "calculate") of something no agent's texts speak of
