@@ -135,6 +135,11 @@ class RouteIndex:
         out.append(text[pos:])
         return "".join(out)
 
+    def used_by(self, text: str) -> list[set[str]]:
+        """Per route, the content words of `text` (two letters or more) some text of the route uses."""
+        terms = {t for t in self.terms(text) if len(t) > 1}
+        return [terms & set().union(*texts) for texts in self._terms]
+
     def in_titles(self, text: str) -> list[bool]:
         """Per route, whether its first text (an agent's title: what it says it is) holds a content word of `text`."""
         terms = set(self.terms(text))
@@ -232,7 +237,7 @@ class RouteIndex:
 # stop word) carry no work either: "想做一个光伏测算报告" asks for the report.
 _NOT_CONTENT = (QUESTION_WORDS - {"算"}) | frozenset(
     "这个 那个 这些 那些 基于 根据 一份 一个 一下 给我 帮忙 "
-    "做 做个 搞 搞个 弄 弄个 来个 想要 个 份 些 make need want like get give".split()
+    "做 做个 搞 搞个 弄 弄个 来个 想要 个 份 些 make need want like get give put".split()
     # number words and currencies are parts of an amount, like digits: "a 2 million yuan mortgage"
     # names its size, not work
     + "hundred thousand million billion yuan rmb cny usd dollar dollars euro euros 元 万元 亿元 块钱 美元".split()

@@ -319,7 +319,7 @@ def understand(
         asked = [a for a in asked if not (a in producers and set(specs[a].produces) & needed & existing)]
     steps = compose(asked, specs)
     # several steps are one question's when it asks a fact ("积了灰，发电量会少多少"): the corpus may answer it
-    one_question = len(steps) == 1 or all(_asks_a_fact(a, query, specs) for a in asked)
+    one_question = len(steps) == 1 or all(_asks_a_fact(a, query, specs, index) for a in asked)
     if not one_question or alternative in asked:
         alternative = ""
     return Understanding(lang, steps=steps, note="clauses → agents", alternative=alternative)
@@ -346,7 +346,7 @@ def _only_a_figure(
     return set(_named(rest, specs, index, referents=False, held=True)[0]) <= set(_producers(specs))
 
 
-def _asks_a_fact(agent: str, query: str, specs: Mapping[str, AgentSpec]) -> bool:
+def _asks_a_fact(agent: str, query: str, specs: Mapping[str, AgentSpec], index: RouteIndex) -> bool:
     """Whether a question, in a request stating no number, asks something `agent` does not compute.
 
     "企业交的所得税，装了光伏以后能减免吗", "落了很多灰，会少发多少电", "Which voltage does a small home
@@ -365,7 +365,20 @@ def _asks_a_fact(agent: str, query: str, specs: Mapping[str, AgentSpec]) -> bool
     # how much a figure changes under some condition ("积了灰，发电量会少多少") is no figure of a result
     if _LOSS.search(query):
         return True
-    return spec.recall is None or not spec.recall(query, {"results": _EveryFigure(), "inputs": {}}, "zh")
+    if spec.recall is not None and spec.recall(query, {"results": _EveryFigure(), "inputs": {}}, "zh"):
+        return False
+    # and it speaks of something the corpus's texts name and the agent's do not (所得税, voltage):
+    # "能挣钱吗" beside "装光伏" is the calculation's question in other words
+    used = index.used_by(query)
+    own = set().union(*(used[i] for i, r in enumerate(index.routes) if r.name == agent))
+    corpus = set().union(
+        *(
+            used[i]
+            for i, r in enumerate(index.routes)
+            if specs.get(r.name) is not None and specs[r.name].vocabulary is not None
+        )
+    )
+    return bool(corpus - own)
 
 
 class _EveryFigure(dict):
@@ -427,7 +440,7 @@ def _named(
                 # a question beside a whole project is about that project, not the corpus's topic
                 if not _complete_project(query, specs):
                     alternative = alternative or _corpus_rival(words, found, specs, index)
-            if found and not negated and not held and _asks_a_fact(found, query, specs):
+            if found and not negated and not held and _asks_a_fact(found, query, specs, index):
                 # a fact, not a figure: the corpus when more of its words are the corpus's, else its documents decide
                 rival = _corpus_rival(words, found, specs, index)
                 shared = {index.routes[i].name: n for i, n in enumerate(index.shared_terms(words))}

@@ -394,6 +394,15 @@ def test_a_question_asking_a_fact_not_a_figure_is_the_knowledge_bases():
     assert [s["agentName"] for s in payback.steps] == ["pv_calc"] and payback.alternative == ""
     sized = understand("杭州工商业500kW几年能回本", SPECS, INDEX, InMemoryResults())
     assert sized.alternative == ""
+    # whether it pays is the calculation's question in other words: no word of it is only the corpus's
+    for worth in ("老家屋顶装个光伏，能赚到钱吗", "Is rooftop solar worth it for a small shop?"):
+        found = understand(worth, SPECS, INDEX, InMemoryResults())
+        assert [s["agentName"] for s in found.steps] == ["pv_calc"] and found.alternative == "", worth
+
+
+def test_a_light_verb_names_no_work(with_case):
+    # "put" is a light verb like "make": "put it in Xining" moves the case, it asks for no document
+    assert _plan("Same numbers, but put it in Xining.", with_case) == [("pv_calc", [])]
 
 
 def test_courtesies_and_places_beside_a_whole_project_ask_nothing_of_the_knowledge_base():
