@@ -134,6 +134,10 @@ _LOSS = re.compile(
     r"|\b(?:lose|loses|lost|loss|drop|drops|reduce|reduces|reduction)\b",
     re.I,
 )
+# A question about a way of doing something, not how a result looks ("怎么样", "how would it look")
+_HOW_TO = re.compile(
+    r"怎么(?!样)|怎样(?!了)|如何|\bhow (?:do|does|can|should|to) (?:i|we|you|one|they)?\b|\bhow to\b", re.I
+)
 # Words that ask the corpus something without a question's form ("讲讲绿证", "tell me about subsidies")
 _ASKS = re.compile(
     _ZH_WH.pattern + r"|讲|介绍|说说|说明|解释|查|了解|告诉|科普|政策|规定|流程|条件|要求"
@@ -367,6 +371,9 @@ def _asks_a_fact(agent: str, query: str, specs: Mapping[str, AgentSpec], index: 
         return True
     if spec.recall is not None and spec.recall(query, {"results": _EveryFigure(), "inputs": {}}, "zh"):
         return False
+    # a way of doing something ("屋顶能装多少千瓦怎么估", "how do I apply") is no figure either
+    if _HOW_TO.search(query):
+        return True
     # and it speaks of something the corpus's texts name and the agent's do not (所得税, voltage):
     # "能挣钱吗" beside "装光伏" is the calculation's question in other words
     used = index.used_by(query)

@@ -400,6 +400,18 @@ def test_a_question_asking_a_fact_not_a_figure_is_the_knowledge_bases():
         assert [s["agentName"] for s in found.steps] == ["pv_calc"] and found.alternative == "", worth
 
 
+def test_a_way_of_doing_something_is_asked_of_the_knowledge_base():
+    # "how do I …" / "怎么…" asks a way, not a figure; "收益怎么样" asks how the result looks
+    for way in (
+        "屋顶能装多少千瓦要怎么估算",
+        "组件该怎么清洗才不影响发电",
+        "How do I size a system for my roof?",
+    ):
+        found = understand(way, SPECS, INDEX, InMemoryResults())
+        assert [s["agentName"] for s in found.steps] == ["knowledge"] or found.alternative == "knowledge", way
+    assert understand("光伏收益怎么样", SPECS, INDEX, InMemoryResults()).alternative == ""
+
+
 def test_a_light_verb_names_no_work(with_case):
     # "put" is a light verb like "make": "put it in Xining" moves the case, it asks for no document
     assert _plan("Same numbers, but put it in Xining.", with_case) == [("pv_calc", [])]
