@@ -278,7 +278,7 @@ def understand(
     if not asked:
         asked, excluded, alternative = plain
     stated = _inputs_stated(query, specs)
-    if template is not None and not _asks_for_goal(template, {*asked, *plain[0]}):
+    if template is not None and not _asks_for_goal(template, {*asked, *plain[0]}, specs, index):
         template = None  # "做个敏感性分析" is near "敏感性分析报告", but no report was asked for
 
     # a question about a figure ("the IRR from that calculation", "刚那个方案总共要投多少钱") is read
@@ -608,15 +608,27 @@ def _without(steps: list[dict], drop: set[int]) -> list[dict]:
     ]
 
 
-def _asks_for_goal(template: Route, named: set[str]) -> bool:
-    """Whether the words name what a template ends in (a step no other step of it depends on).
+def _asks_for_goal(
+    template: Route, named: set[str], specs: Mapping[str, AgentSpec], index: RouteIndex
+) -> bool:
+    """Whether the words ask for what a template ends in (a step no other step of it depends on).
 
-    A template is a shortcut to its goal ("光伏测算报告" ends in the report, made from the steps
-    before it); a request naming only a step on the way ("做个敏感性分析") is that step's.
+    A template is a shortcut to its goal ("敏感性分析报告" ends in the report, made from the steps
+    before it): when its own texts name the goal by a word ("报告") and the request names only a
+    step on the way ("做个敏感性分析"), the request is that step's. A template whose texts do not
+    name its goal ("三个并行会合") is taken as its texts say.
     """
     needed = {d for s in template.steps for d in s["dependsOn"]}
     goals = {s["agentName"] for s in template.steps if s["seqNo"] not in needed}
-    return bool(goals & named) or not named
+    if goals & named or not named:
+        return True
+    among = [i for i, r in enumerate(index.routes) if not r.is_template and r.name in specs]
+    said = {
+        index.routes[i].name
+        for text in template.texts
+        for i in index.named_by_terms(text, TERM_SHARE, among, among)
+    }
+    return not goals & said
 
 
 def _template(query: str, index: RouteIndex) -> Route | None:
