@@ -20,7 +20,8 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -74,6 +75,32 @@ class _Vectors(threading.Thread):
         return self.vec, self.cosines
 
 
+@lru_cache(maxsize=1024)
+def _name_pattern(name: str) -> re.Pattern[str]:
+    """A speaker's name as said in a query, with its possessive 's.
+
+    A Latin-script name counts only as a whole word: a tool or agent named "pv" is not named by
+    "pvsyst" or "pv_calc". A CJK name has no word boundaries to check and matches where it occurs.
+    """
+    word = re.escape(name)
+    if name.isascii():
+        word = rf"(?<![A-Za-z0-9_]){word}(?![A-Za-z0-9_])"
+    return re.compile(word + r"(?:['’]s\b)?", re.IGNORECASE)
+
+
+def names_in(query: str, speakers: Iterable[str]) -> set[str]:
+    """The speaker names (lower case) that `query` mentions (`_name_pattern`)."""
+    return {name for name in speakers if name and _name_pattern(name).search(query)}
+
+
+def strip_names(query: str, names: set[str]) -> str:
+    """`query` without the names (and their possessive 's), longest first; whitespace collapsed."""
+    out = query
+    for name in sorted(names, key=len, reverse=True):
+        out = _name_pattern(name).sub(" ", out)
+    return " ".join(out.split())
+
+
 def without_names(query: str, names: set[str]) -> str:
     """The query as embedded: without the speaker names it mentions (and their possessive 's).
 
@@ -81,13 +108,7 @@ def without_names(query: str, names: set[str]) -> str:
     you?"), so a query vector that keeps it is nearest to those; the named speaker's turns are
     boosted by `speaker_boost` instead. A query that is only a name is embedded whole.
     """
-    out = query
-    for name in sorted(names, key=len, reverse=True):
-        word = re.escape(name)
-        if name.isascii():  # a whole word only: a tool or agent named "pv" leaves "pvsyst" alone
-            word = rf"(?<![A-Za-z0-9_]){word}(?![A-Za-z0-9_])"
-        out = re.sub(word + r"(?:['’]s\b)?", " ", out, flags=re.IGNORECASE)
-    out = " ".join(out.split())
+    out = strip_names(query, names)
     return out if out.strip(" ?？!！.,，。") else query
 
 
@@ -145,7 +166,8 @@ class SearchMixin:
         named: set[str] = set()
         for state in states.values():
             with state.lock:
-                named.update(n for n in state.speakers if n in lowered)
+                speakers = list(state.speakers)
+            named |= names_in(lowered, speakers)
         vectors = None
         if vector_weight(query, settings) > 0:
             stored = []  # scopes with blocks: asking the vector store about another would create it
@@ -156,11 +178,8 @@ class SearchMixin:
             embedded = query if settings.speaker_vector else without_names(query, named)
             vectors = _Vectors(self._vectors, embedded, stored, settings.candidates, todo_id)
             vectors.start()
-        stripped = lowered
-        if not settings.speaker_terms:  # a speaker's name boosts their turns instead (factor)
-            for name in sorted(named, key=len, reverse=True):
-                stripped = stripped.replace(name, " ")
-        terms = search_terms(stripped)
+        # a speaker's name boosts their turns instead (factor); as a word it would rank greetings
+        terms = search_terms(lowered if settings.speaker_terms else strip_names(lowered, named))
         unit_terms = stem_terms(terms) if settings.stem_english else terms  # as messages are indexed
         concepts = (
             query_concepts(terms, _NOT_TOPIC, settings.answer_classes) if settings.concept_weight > 0 else {}

@@ -476,3 +476,31 @@ def test_names_leave_the_embedded_query_with_their_possessive():
     assert without_names("Maya?", {"maya"}) == "Maya?"  # nothing else to embed: the name stays
     assert without_names("pvsyst and pv_calc results", {"pv"}) == "pvsyst and pv_calc results"
     assert without_names("pv results", {"pv"}) == "results"
+
+
+def test_a_speaker_name_inside_a_longer_word_is_not_that_speaker(tmp_path):
+    """A speaker named "pv" is named by "pv's" or "pv", not by "pvsyst": the word stays searchable.
+
+    Before, names were taken out of the BM25 query as substrings, so "pvsyst" became "syst" and
+    the one message that says "pvsyst" was not found by its word.
+    """
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    from memory._search import names_in, strip_names
+
+    memory = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0)
+    msgs = [
+        HumanMessage("which simulation tool should we trust?", name="ana", id="ask", additional_kwargs=_at(0)),
+        AIMessage("pvsyst reports the yield per month", name="pv", id="tool", additional_kwargs=_at(1)),
+    ] + [
+        HumanMessage(f"the weather is nice {i}", name="ana", id=f"w{i}", additional_kwargs=_at(9 + i))
+        for i in range(12)
+    ] + [AIMessage("the tariff is fixed for ten years", name="pv", id="tariff", additional_kwargs=_at(30))]
+    memory.add_messages("ns", msgs)
+    memory.flush("ns")
+    assert memory.search("ns", "pvsyst", 1)[0].message_ids == ["tool"]
+    assert names_in("what does pvsyst say?", {"pv", "ana"}) == set()
+    assert names_in("what did pv's tool say, ana?", {"pv", "ana"}) == {"pv", "ana"}
+    assert strip_names("what did pv's tool say about pvsyst?", {"pv"}) == "what did tool say about pvsyst?"
+    assert names_in("唐宁都去过哪些城市旅行？", {"唐宁", "pv"}) == {"唐宁"}
+    memory.close()
