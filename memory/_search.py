@@ -182,7 +182,9 @@ class SearchMixin:
         terms = search_terms(lowered if settings.speaker_terms else strip_names(lowered, named))
         unit_terms = stem_terms(terms) if settings.stem_english else terms  # as messages are indexed
         concepts = (
-            query_concepts(terms, _NOT_TOPIC, settings.answer_classes) if settings.concept_weight > 0 else {}
+            query_concepts(terms, _NOT_TOPIC, settings.answer_classes, settings.category_classes)
+            if settings.concept_weight > 0
+            else {}
         )
         lexical: dict[tuple[str, Unit], float] = {}
         block_bm25: dict[Key, float] = {}

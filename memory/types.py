@@ -61,8 +61,10 @@ class MemorySettings:
     expansion_terms: int = 6
     expansion_reach: int = 2
     expansion_df: float = 0.01
+    expansion_repeat: int = 2
     concept_weight: float = 0.3
     answer_classes: float = 1.0
+    category_classes: float = 2.0
     fusion: str = "weighted"
     vector_weight: float = 0.7
     cjk_vector_weight: float = 0.5

@@ -9,7 +9,7 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.messages import AIMessage, HumanMessage
 
 from memory import BlockMemory
-from memory.concepts import concept_terms, query_concepts
+from memory.concepts import category_groups, concept_terms, query_concepts
 
 START = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -194,7 +194,7 @@ def test_which_cities_finds_the_trips_before_talk_of_travelling(tmp_path):
     for weight in (1.0, 0.0):
         memory = BlockMemory(
             tmp_path / str(weight), DeterministicFakeEmbedding(size=16), vector_weight=0.0,
-            cjk_vector_weight=0.0, answer_classes=weight,
+            cjk_vector_weight=0.0, answer_classes=weight, category_classes=0.0,  # 城市 names a class too
         )  # fmt: skip
         memory.add_messages("ns", msgs)
         memory.flush("ns")
@@ -202,3 +202,36 @@ def test_which_cities_finds_the_trips_before_talk_of_travelling(tmp_path):
         memory.close()
     assert found[1.0][0] in ("qingdao", "xiamen")  # a city the trip names, though no word is asked
     assert not {"qingdao", "xiamen"} & set(found[0.0])  # without it: the talk of travelling
+
+
+def test_a_word_that_names_an_upper_class_reaches_its_members():
+    """词林's upper levels are named ('Bi' = 动物): a question's 动物 reaches 狗 and 猫, which sit under
+    it, though 动物 itself sits in another group (Ba02A, 生物); time classes (Ca) are never used."""
+    animals = set(category_groups("动物"))
+    assert {"Bi07B", "Bi08A"} <= animals and "Ba02A" not in animals
+    assert category_groups("时间") == () and category_groups("猫") == ()  # Ca; a single character
+    weights = query_concepts(["新", "养", "小", "动物", "叫", "什么"], frozenset({"什么"}), 1.0, 2.0)
+    assert weights["~Bi08A"] == 2.0 and weights["~Ba02A"] == 1.0  # members, and the word's own group
+    assert "~Bi08A" not in query_concepts(["小", "动物"], frozenset(), 1.0, 0.0)  # categories off
+
+
+def test_a_question_about_a_kind_of_thing_finds_the_turn_naming_a_member(tmp_path):
+    """'她新养的小动物叫什么？' — the turn says 兔子, not 动物; small talk shares its other words (新, 叫)."""
+    msgs = []
+    for i in range(40):
+        talk = "新的那家店叫啥？" if i % 4 == 1 else "今天又下雨了，咖啡喝了好几杯。"  # 10 of 40
+        msgs.append(HumanMessage(talk, id=f"f{i}", additional_kwargs=_at(10 * i)))
+        msgs.append(AIMessage("哈哈，我也不记得。", id=f"r{i}", additional_kwargs=_at(10 * i + 1)))
+    msgs.insert(41, HumanMessage("我们新接回一只兔子，名字叫团子。", id="cat", additional_kwargs=_at(201)))
+    found = {}
+    for weight in (2.0, 0.0):
+        memory = BlockMemory(
+            tmp_path / str(weight), DeterministicFakeEmbedding(size=16), vector_weight=0.0,
+            cjk_vector_weight=0.0, category_classes=weight,
+        )  # fmt: skip
+        memory.add_messages("ns", msgs)
+        memory.flush("ns")
+        found[weight] = [h.message_ids[0] for h in memory.search("ns", "她新养的小动物叫什么？", 3)]
+        memory.close()
+    assert found[2.0][0] == "cat"
+    assert found[0.0][0] != "cat"  # without the category: the talk that shares more words

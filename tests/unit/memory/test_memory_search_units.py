@@ -311,7 +311,9 @@ def test_expansion_takes_only_rare_words(tmp_path):
     memory.flush("ns")
     state = memory._state("ns")
     for expansion_df, coffee in ((memory.settings.expansion_df, False), (0.0, True)):
-        settings = dataclasses.replace(memory.settings, expansion_df=expansion_df, expansion_terms=20)
+        settings = dataclasses.replace(
+            memory.settings, expansion_df=expansion_df, expansion_terms=20, expansion_repeat=1
+        )
         with state.lock:
             terms = stem_terms(search_terms("What illness did the Siamese have?"))  # as messages are indexed
             words = expansion_terms(state, unit_lexical(state, terms, settings), terms, settings)
@@ -489,13 +491,19 @@ def test_a_speaker_name_inside_a_longer_word_is_not_that_speaker(tmp_path):
     from memory._search import names_in, strip_names
 
     memory = BlockMemory(tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0)
-    msgs = [
-        HumanMessage("which simulation tool should we trust?", name="ana", id="ask", additional_kwargs=_at(0)),
-        AIMessage("pvsyst reports the yield per month", name="pv", id="tool", additional_kwargs=_at(1)),
-    ] + [
-        HumanMessage(f"the weather is nice {i}", name="ana", id=f"w{i}", additional_kwargs=_at(9 + i))
-        for i in range(12)
-    ] + [AIMessage("the tariff is fixed for ten years", name="pv", id="tariff", additional_kwargs=_at(30))]
+    msgs = (
+        [
+            HumanMessage(
+                "which simulation tool should we trust?", name="ana", id="ask", additional_kwargs=_at(0)
+            ),
+            AIMessage("pvsyst reports the yield per month", name="pv", id="tool", additional_kwargs=_at(1)),
+        ]
+        + [
+            HumanMessage(f"the weather is nice {i}", name="ana", id=f"w{i}", additional_kwargs=_at(9 + i))
+            for i in range(12)
+        ]
+        + [AIMessage("the tariff is fixed for ten years", name="pv", id="tariff", additional_kwargs=_at(30))]
+    )
     memory.add_messages("ns", msgs)
     memory.flush("ns")
     assert memory.search("ns", "pvsyst", 1)[0].message_ids == ["tool"]
@@ -504,3 +512,32 @@ def test_a_speaker_name_inside_a_longer_word_is_not_that_speaker(tmp_path):
     assert strip_names("what did pv's tool say about pvsyst?", {"pv"}) == "what did tool say about pvsyst?"
     assert names_in("唐宁都去过哪些城市旅行？", {"唐宁", "pv"}) == {"唐宁"}
     memory.close()
+
+
+def test_the_second_hop_asks_for_the_word_the_neighbourhood_repeats(tmp_path):
+    """With `expansion_repeat=2` the second hop asks only for rare words said at least twice around
+    the best turns — the pet's name ('Mochi.' and 'photos of Mochi') — not for every rare word of
+    the small talk beside them, which leads to other talk ('Lovely Sunday …') instead of the vet."""
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    story = _pet_story()
+    story[1] = AIMessage("Lovely! What did you call her?", id="ask", additional_kwargs=_at(1))
+    story.insert(3, AIMessage("Send photos of Mochi, please.", id="photos", additional_kwargs=_at(3)))
+    story[30] = HumanMessage(
+        "Lovely Sunday: send the photos, call me.", id="other", additional_kwargs=_at(300)
+    )
+    found = {}
+    for repeat in (2, 1):
+        memory = BlockMemory(
+            tmp_path / str(repeat),
+            DeterministicFakeEmbedding(size=16),
+            vector_weight=0.0,
+            expansion_repeat=repeat,
+        )
+        memory.add_messages("ns", story)
+        memory.flush("ns")
+        hits = memory.search("ns", "What illness did the Siamese have?", 6)
+        found[repeat] = [i for h in hits for i in h.message_ids]
+        memory.close()
+    assert "vet" in found[2] and "other" not in found[2]
+    assert "vet" not in found[1] and "other" in found[1]

@@ -66,9 +66,10 @@ def test_a_set_question_reaches_more_events_within_the_same_hits(tmp_path):
     question = "Which cities did we visit?"
     firsts = {}
     for factor in (1.0, 0.3):
-        memory = BlockMemory(
-            tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0, set_spread=factor
-        )
+        memory = BlockMemory(  # expansion_repeat=1: the second hop through the name the first trip
+            tmp_path, DeterministicFakeEmbedding(size=16), vector_weight=0.0, set_spread=factor,
+            expansion_repeat=1,  # repeats ("Lisbon") pulls its turns up too, and 3 hits are few
+        )  # fmt: skip
         if factor == 1.0:
             memory.add_messages("ns", msgs)
             memory.flush("ns")
