@@ -2,13 +2,14 @@
 
 A fresh process pays one-time costs on its first turn: importing Chroma and matplotlib, loading
 the chart fonts, the packaged MiniLM's first inference, the 词林 thesaurus, jieba's word
-frequencies and the routing index — about three seconds measured (bench/cold_start.py --serve),
-which the first user of every worker (after a deploy, a restart, a replaced worker) waited for.
-`warm_up` runs a Chinese and an English request through a graph of its own, offline (no model
-call, whatever PLANGRAPH_MODEL says; remote embeddings replaced by the hash ones), in a temporary data dir that is removed afterwards, with
-the server's other settings (embeddings, KB folders). Nothing reaches the server's data dir, its
-Chroma server or its model endpoint; the one-time loads are process-wide, so the real turns find
-them done.
+frequencies and the routing index — 1.2 s of the first conversation on a quiet machine, more
+under load (bench/serve_first_request.py, docs/benchmarks.md) — which the first user of every
+worker (after a deploy, a restart, a replaced worker) waited for. `warm_up` runs a Chinese and
+an English request through a graph of its own, offline (no model call, whatever PLANGRAPH_MODEL
+says; remote embeddings replaced by the hash ones), in a temporary data dir that is removed
+afterwards, with the server's other settings (embeddings, KB folders). Nothing reaches the
+server's data dir, its Chroma server or its model endpoint; the one-time loads are process-wide,
+so the real turns find them done.
 """
 
 from __future__ import annotations
