@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from memory.embeddings import make_embeddings
+from tests.unit.kb.kb_support import write_manual_docx
 from tools.kb.corpus import SHIPPED_KB_DIR
 from tools.kb.index import KnowledgeIndex
 from tools.kb.search import KbHit, RankerSettings
@@ -236,7 +237,7 @@ def main() -> None:
             min_coverage=0.0, min_vector=0.0, min_summary=0.0, min_lay=0.0, lone_chars=not args.no_lone_chars
         )
         vectors = make_embeddings(args.embeddings)
-        KnowledgeIndex(Path(tmp), [SHIPPED_KB_DIR], vectors).uploads.add(_manual_docx(Path(tmp)), "u")
+        KnowledgeIndex(Path(tmp), [SHIPPED_KB_DIR], vectors).uploads.add(write_manual_docx(Path(tmp)), "u")
         index = KnowledgeIndex(Path(tmp), [SHIPPED_KB_DIR], vectors, loose).for_user("u")
         index.refresh()
         rows = {lang: load(lang) for lang in [*SETS, *HELD_OUT]}
@@ -355,20 +356,6 @@ def main() -> None:
                     for h in ranked
                 )
                 print(f"dev {lang} {row['note'] or '-'}: {row['question']} -> {cited} | {top}")
-
-
-def _manual_docx(folder: Path) -> Path:
-    """The user's Word manual (tests/unit/kb/data/user_manual.json) written to a real .docx (python-docx)."""
-    from docx import Document
-
-    doc = Document()
-    doc.add_heading(MANUAL["title"], level=1)
-    for section in MANUAL["sections"]:
-        doc.add_heading(section["heading"], level=2)
-        doc.add_paragraph(section["text"])
-    path = folder / MANUAL["name"]
-    doc.save(str(path))
-    return path
 
 
 def _row(label: str, setting: Setting, split: str, lang: str, s: dict[str, float]) -> None:

@@ -23,15 +23,18 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def listening_url(proc: subprocess.Popen) -> str:
-    """The URL `plangraph serve` prints once it answers (uvicorn's own lines come before it)."""
+def listening_url(proc: subprocess.Popen, seen: list[str] | None = None) -> str:
+    """The URL `plangraph serve` prints once it answers (uvicorn's own lines come before it).
+
+    The lines read before it are appended to `seen` when given.
+    """
     assert proc.stderr is not None
-    seen = []
+    lines = seen if seen is not None else []
     for line in proc.stderr:
         if found := re.search(r"listening on (http://127\.0\.0\.1:\d+)", line):
             return found.group(1)
-        seen.append(line)
-    raise AssertionError(f"plangraph serve ended without listening (exit {proc.wait()}):\n{''.join(seen)}")
+        lines.append(line)
+    raise AssertionError(f"plangraph serve ended without listening (exit {proc.wait()}):\n{''.join(lines)}")
 
 
 def in_ci() -> bool:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,16 +12,10 @@ import httpx
 
 from graphs.context import Context
 from plangraph import warm
-from tests.support.local_server import stop_process
+from tests.support.local_server import listening_url, stop_process
 from tests.support.openai_server import ScriptedOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def listening_url_of(line: str) -> str:
-    found = re.search(r"listening on (http://127\.0\.0\.1:\d+)", line)
-    assert found, line
-    return found.group(1)
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -53,13 +46,8 @@ def test_the_server_warms_up_offline_before_it_answers_and_leaves_nothing_behind
             cmd, env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True, start_new_session=True
         )
         try:
-            assert proc.stderr is not None
-            before = []  # the log until the server says where it listens
-            for line in proc.stderr:
-                before.append(line)
-                if "listening on" in line:
-                    break
-            url = listening_url_of(before[-1])
+            before: list[str] = []  # the log until the server says where it listens
+            url = listening_url(proc, before)
             with httpx.Client(base_url=url, headers={"X-API-Key": "k1"}, timeout=30) as client:
                 assert client.get("/healthz").status_code == 200  # "listening on" comes once it answers
                 assert client.get("/conversations").json()["conversations"] == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -33,3 +34,21 @@ def run_knowledge_agent(
         knowledge=lambda: index,
     )
     return dict(AGENT.run(ctx))
+
+
+MANUAL_FILE = Path(__file__).resolve().parent / "data" / "user_manual.json"
+
+
+def write_manual_docx(folder: Path) -> Path:
+    """The user's Word manual (data/user_manual.json) written to a real .docx in `folder` (python-docx)."""
+    from docx import Document
+
+    manual = json.loads(MANUAL_FILE.read_text("utf-8"))
+    doc = Document()
+    doc.add_heading(manual["title"], level=1)
+    for section in manual["sections"]:
+        doc.add_heading(section["heading"], level=2)
+        doc.add_paragraph(section["text"])
+    path = folder / manual["name"]
+    doc.save(str(path))
+    return path

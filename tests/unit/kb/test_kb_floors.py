@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
-from tests.unit.kb.kb_support import run_knowledge_agent
+from tests.unit.kb.kb_support import run_knowledge_agent, write_manual_docx
 from tools.kb.corpus import SHIPPED_KB_DIR, KbPassage, read_document, scan_documents
 from tools.kb.index import KnowledgeIndex
 from tools.kb.search import HybridRanker, RankerSettings
@@ -149,16 +149,8 @@ def test_a_lone_character_that_is_no_grammar_is_one_of_the_questions_everyday_wo
 
 
 def test_the_agent_answers_an_everyday_question_from_a_users_word_file(data_dir: Path, tmp_path: Path):
-    from docx import Document
-
     manual = json.loads((DATA / "user_manual.json").read_text("utf-8"))
-    doc = Document()
-    doc.add_heading(manual["title"], level=1)
-    for section in manual["sections"]:
-        doc.add_heading(section["heading"], level=2)
-        doc.add_paragraph(section["text"])
-    path = tmp_path / manual["name"]
-    doc.save(str(path))
+    path = write_manual_docx(tmp_path)
     kb = KnowledgeIndex(tmp_path / "kb", [SHIPPED_KB_DIR], DeterministicFakeEmbedding(size=64))
     kb.uploads.add(path, "u")
     mine = kb.for_user("u")
