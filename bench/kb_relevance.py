@@ -12,8 +12,8 @@ splits; the ten unrelated questions of tests/integration/kb/test_kb_minilm.py co
 out-of-scope), every question searched with that Word file in the user's index, picks the floors that answer the
 most dev questions while refusing every dev out-of-scope one (citing documents that do not answer
 is worse than "I don't know"), and with `--final` reports them on the test split and on the
-held-out sets (chinese_heldout.jsonl, heldout_2.jsonl, heldout_3.jsonl: fresh questions never used
-to choose anything).
+held-out sets (chinese_heldout.jsonl, heldout_2.jsonl, heldout_3.jsonl, heldout_4.jsonl: fresh
+questions never used to choose anything).
 
     PYTHONPATH=. .venv/bin/python bench/kb_relevance.py                # MiniLM (the default embeddings)
     PYTHONPATH=. .venv/bin/python bench/kb_relevance.py --embeddings hash
@@ -64,6 +64,11 @@ HELD_OUT_3 = DATA / "heldout_3.jsonl"
 HELD_OUT.update(
     {f"h3-{lang}-{style}": HELD_OUT_3 for lang in ("en", "zh") for style in ("lay", "expert", "oos")}
 )
+# a fourth held-out set written before session 11's changes (same schema), reported as "held-out 4"
+HELD_OUT_4 = DATA / "heldout_4.jsonl"
+HELD_OUT.update(
+    {f"h4-{lang}-{style}": HELD_OUT_4 for lang in ("en", "zh") for style in ("lay", "expert", "oos")}
+)
 COVERAGE = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7)
 VECTOR = (0.6, 0.7, 0.8, 0.9, 1.01)  # 1.01: vectors never decide relevance alone
 SUMMARY = (0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 1.01)  # question ↔ the note's English summary
@@ -99,7 +104,7 @@ def load(lang: str) -> list[dict]:
         return [{**q, "note": MANUAL["name"] if q["section"] else None} for q in MANUAL["questions"]]
     path = {**SETS, **HELD_OUT}[lang]
     rows = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
-    if path in (HELD_OUT_2, HELD_OUT_3):  # one file each, reported per language and style ("h2-en-lay")
+    if path in (HELD_OUT_2, HELD_OUT_3, HELD_OUT_4):  # one file each, per language and style ("h2-en-lay")
         rows = [r for r in rows if f"{lang[:2]}-{r['lang']}-{r['style']}" == lang]
     if (
         lang == "zh"
@@ -340,7 +345,7 @@ def main() -> None:
             for lang in SETS:
                 _row(label, setting, split, lang, score(results[(lang, split)], setting))
         for lang in HELD_OUT if args.final else ():
-            split = "held-out 3" if lang.startswith("h3-") else "held-out"
+            split = {"h3-": "held-out 3", "h4-": "held-out 4"}.get(lang[:3], "held-out")
             _row(label, setting, split, lang, score(results[(lang, "heldout")], setting))
     if args.show_dev:
         for lang in SETS:

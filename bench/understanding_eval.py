@@ -22,7 +22,8 @@ A case counts as right on a count when all its turns are. Usage (from the reposi
 
 `--split heldout` runs tests/understanding/heldout.jsonl (session 8) and `--split heldout2`
 tests/understanding/heldout2.jsonl (session 9), `--split heldout3` tests/understanding/heldout3.jsonl
-(session 10), phrasings written before the fixes they measure: report them, never tune on them.
+(session 10), `--split heldout4` tests/understanding/heldout4.jsonl (session 11), phrasings written
+before the fixes they measure: report them, never tune on them.
 `every` = dev + test + all held-out sets in one run.
 
 By default the CLI runs in this process (`plangraph.cli.main`, same code path and JSON as the
@@ -57,7 +58,9 @@ HELDOUT = ROOT / "tests" / "understanding" / "heldout.jsonl"
 HELDOUT2 = ROOT / "tests" / "understanding" / "heldout2.jsonl"
 # A third held-out set (split "heldout3", session 10), written the same way before the changes it measures.
 HELDOUT3 = ROOT / "tests" / "understanding" / "heldout3.jsonl"
-_HELDOUT_SPLITS = ("heldout", "heldout2", "heldout3")
+# A fourth held-out set (split "heldout4", session 11), written the same way before the changes it measures.
+HELDOUT4 = ROOT / "tests" / "understanding" / "heldout4.jsonl"
+_HELDOUT_SPLITS = ("heldout", "heldout2", "heldout3", "heldout4")
 COUNTS = ("plan", "params", "question", "language")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _WORD = re.compile(r"[A-Za-z]{2,}")
@@ -70,13 +73,14 @@ __all__ = ["detect_language", "load_cases", "run_case", "score_turn"]
 
 
 def load_cases(split: str = "all", kind: str | None = None, ids: Iterable[str] = ()) -> list[dict]:
-    """The cases of `split` (dev, test, all = both, heldout…heldout3, every = all); one kind or some ids."""
+    """The cases of `split` (dev, test, all = both, heldout…heldout4, every = all); one kind or some ids."""
     wanted = set(ids)
     sources = {
         "heldout": [HELDOUT],
         "heldout2": [HELDOUT2],
         "heldout3": [HELDOUT3],
-        "every": [CASES, HELDOUT, HELDOUT2, HELDOUT3],
+        "heldout4": [HELDOUT4],
+        "every": [CASES, HELDOUT, HELDOUT2, HELDOUT3, HELDOUT4],
     }.get(split, [CASES])
     lines = [line for source in sources for line in source.read_text(encoding="utf-8").splitlines()]
     cases = [json.loads(line) for line in lines if line.strip()]
