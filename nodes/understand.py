@@ -290,7 +290,12 @@ def understand(
     if template is not None:
         return _from_template(template, asked, specs, stated, existing, lang)
     asked = [a for a in asked if a not in excluded]
-    if asked and not stated and not held and _foreign(query, asked, specs, index):
+    if (
+        asked
+        and not held
+        and _no_project(query, stated, specs, index)
+        and _foreign(query, asked, specs, index)
+    ):
         return Understanding(
             lang, reply=out_of_scope(specs, lang), note="another domain's words", matched=False
         )
@@ -449,9 +454,15 @@ def _named(
                     alternative = alternative or _corpus_rival(words, found, specs, index)
             if found and not negated and not held and _asks_a_fact(found, query, specs, index):
                 # a fact, not a figure: the corpus when more of its words are the corpus's, else its documents decide
-                rival = _corpus_rival(words, found, specs, index)
+                # (a corpus its words fit less closely by score is still the one that speaks of it:
+                # "Which inverter brand is the most reliable…" is no calculation, whatever the notes hold)
+                rival = _corpus_rival(words, found, specs, index) or _fact_corpus(specs)
                 shared = {index.routes[i].name: n for i, n in enumerate(index.shared_terms(words))}
-                if rival and shared.get(rival, 0) > shared.get(found, 0):
+                used = _used(words, index)
+                own, corpus = used.get(found, set()), used.get(rival, set())
+                if rival and (
+                    shared.get(rival, 0) > shared.get(found, 0) or (corpus - own and len(corpus) > len(own))
+                ):
                     named = [rival]
                 else:
                     alternative = alternative or next(
@@ -471,6 +482,35 @@ def _named(
             elif name not in asked:
                 asked.append(name)
     return asked, excluded, alternative
+
+
+def _used(text: str, index: RouteIndex) -> dict[str, set[str]]:
+    """Per agent, the content words of `text` some text of it uses."""
+    found: dict[str, set[str]] = {}
+    for i, words in enumerate(index.used_by(text)):
+        if not index.routes[i].is_template:
+            found.setdefault(index.routes[i].name, set()).update(words)
+    return found
+
+
+def _no_project(
+    query: str, stated: Mapping[str, dict], specs: Mapping[str, AgentSpec], index: RouteIndex
+) -> bool:
+    """Whether a request describes no project, so its words alone say whose domain it is.
+
+    No values, and at most a place: small talk names cities too ("下周广州出太阳吗"). A building or
+    owner the project type is read from ("a small shop", "公司") describes one only beside some
+    word the agents use ("Is rooftop solar worth it for a small shop?"; not "公司发的年终奖怎么算个税").
+    """
+    if _states_values(query, specs):
+        return False
+    described = any(not k.startswith("location") for fields in stated.values() for k in fields)
+    return not described or index.known_terms(query)[0] == 0
+
+
+def _fact_corpus(specs: Mapping[str, AgentSpec]) -> str:
+    """The corpus agent that judges fact questions (the knowledge base: `vocabulary` and `serves`), or ''."""
+    return next((n for n, s in specs.items() if s.vocabulary is not None and s.serves is not None), "")
 
 
 def _with_inputs(names: Sequence[str], specs: Mapping[str, AgentSpec]) -> list[str]:
