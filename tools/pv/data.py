@@ -264,7 +264,7 @@ _ADMIN_SUFFIX = re.compile(r"^[\u4e00-\u9fff]{2,6}(?:省|市|县|旗|盟|州)$")
 _NAME_TAGS = frozenset({"ns", "nr", "nrt", "nz", "nrfg", "nt", "n", "s", ""})  # "" = not in the dictionary
 _CJK_WORD = re.compile(r"^[\u4e00-\u9fff]{2,8}$")
 _EN_PLACE = re.compile(
-    r"\b(?:in|at|near|around|outside|located in|based in|situated in|from|to)\s+"
+    r"\b(?:in|at|near|around|outside|located in|based in|situated in|from|to|for|about)\s+"
     r"((?:[A-Z][a-zA-Z'’.-]+)(?:\s+[A-Z][a-zA-Z'’.-]+){0,2})"
 )
 
