@@ -50,7 +50,7 @@ from functools import lru_cache
 
 from nodes.kit.registry import AgentSpec
 from nodes.routing import Route, RouteIndex
-from tools.lang import detect_language
+from tools.lang import detect_language, neutral
 from tools.results import Results
 
 __all__ = [
@@ -456,12 +456,16 @@ def _named(
                 # a fact, not a figure: the corpus when more of its words are the corpus's, else its documents decide
                 # (a corpus its words fit less closely by score is still the one that speaks of it:
                 # "Which inverter brand is the most reliable…" is no calculation, whatever the notes hold)
-                rival = _corpus_rival(words, found, specs, index) or _fact_corpus(specs)
+                near = _corpus_rival(words, found, specs, index)
+                rival = near or _fact_corpus(specs)
                 shared = {index.routes[i].name: n for i, n in enumerate(index.shared_terms(words))}
                 used = _used(words, index)
                 own, corpus = used.get(found, set()), used.get(rival, set())
+                # (unless its words are mostly another domain's: "How do I calculate … a mortgage?")
+                speaks = bool(corpus - own) and len(corpus) > len(own)
                 if rival and (
-                    shared.get(rival, 0) > shared.get(found, 0) or (corpus - own and len(corpus) > len(own))
+                    shared.get(rival, 0) > shared.get(found, 0)
+                    or (speaks and (near or not _foreign(query, [found], specs, index)))
                 ):
                     named = [rival]
                 else:
@@ -748,6 +752,12 @@ def _about_the_project(
     """
     scores = index.scores(clause)
     top = max((scores[i] for i, r in enumerate(index.routes) if r.name == corpus), default=0.0)
+    # a question that states the whole project itself and names nothing only the corpus speaks of (a
+    # unit is no topic): "How much would a 6 kW rooftop system on my house in Beijing make?"
+    used = _used(clause, index)
+    for name in _complete_project(clause, specs):
+        if not {w for w in used.get(corpus, set()) - used.get(name, set()) if not neutral(w)}:
+            return name
     for name in _complete_project(query, specs):
         best = max((scores[i] for i, r in enumerate(index.routes) if r.name == name), default=0.0)
         if best >= RIVAL_SHARE * top:

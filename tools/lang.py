@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["LANGUAGES", "detect_language", "has_language", "named_language", "pick"]
+__all__ = ["LANGUAGES", "detect_language", "has_language", "named_language", "neutral", "pick"]
 
 LANGUAGES = ("zh", "en")
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -49,6 +49,11 @@ def _is_name(text: str, start: int, word: str) -> bool:
         return False
     before = text[:start].rstrip(" \t\"'“‘(")
     return bool(before) and before[-1] not in ".!?。！？\n:："
+
+
+def neutral(word: str) -> bool:
+    """Whether a Latin word reads the same in both languages (a unit or acronym: "kW", "IRR")."""
+    return word.lower() in _NEUTRAL
 
 
 def has_language(text: str) -> bool:

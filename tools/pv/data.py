@@ -306,9 +306,12 @@ def _may_name_a_place(word: str, not_a_place: Callable[[str], bool]) -> bool:
     )
 
 
+_PROPER = frozenset({"ns", "nr", "nrt", "nz", "nrfg"})
+
+
 def _is_a_name(word: str, not_a_place: Callable[[str], bool]) -> bool:
     """A proper name by jieba's dictionary (ns place, nr/nrt/nz names), not a common noun ("目标")."""
-    return _may_name_a_place(word, not_a_place) and _word_tag(word) not in ("n", "s", "")
+    return _may_name_a_place(word, not_a_place) and _word_tag(word) in _PROPER
 
 
 def unknown_place(
@@ -352,17 +355,26 @@ def unknown_place(
         for i, (at, word) in enumerate(spans):
             after = text[at + len(word) :]
             introduced = bool(_INTRODUCES.search(text[:at]))
-            # before what is computed, maybe within a short noun phrase ("大理的民宿屋顶")
-            modifies = bool(re.match(rf"\s*的?\s*[\u4e00-\u9fff]{{0,4}}?(?:{anchor})", after))
+            # before what is computed: right before it, or through 的 and a short noun phrase
+            # ("大理的民宿屋顶"); a proper name also across a few words ("拉萨有个商场")
+            modifies = bool(re.match(rf"\s*(?:的\s*[\u4e00-\u9fff]{{0,4}}?)?(?:{anchor})", after))
+            loosely = bool(re.match(rf"\s*的?\s*[\u4e00-\u9fff]{{0,4}}?(?:{anchor})", after))
             admin = bool(_ADMIN_SUFFIX.match(word))
-            if not (introduced or modifies or admin or alone) or (after[:1] and after[:1] in _LOCALIZERS):
+            if not (introduced or loosely or admin or alone) or (after[:1] and after[:1] in _LOCALIZERS):
                 continue  # no place's position; or "在屋顶上", "厂区里": a position on something
             if not _may_name_a_place(word, not_a_place):
                 continue
             tag = _word_tag(word)
             # a common noun is a place only where the structure says so ("在火星", "火星 工商业"):
             # introduced, or modifying the project at the head of the clause
-            if introduced or alone or (admin and tag in ("ns", "")) or (modifies and (tag != "n" or i == 0)):
+            proper = tag in _PROPER
+            if (
+                introduced
+                or alone
+                or (admin and tag in ("ns", ""))
+                or (modifies and (tag != "n" or i == 0))
+                or (loosely and proper)
+            ):
                 # "浙江丽水": a province and the place in it are one name (the province says where to look)
                 nxt = spans[i + 1] if i + 1 < len(spans) else None
                 province = any(word in (loc.province, _short(loc.province)) for loc in locations())

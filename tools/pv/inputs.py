@@ -708,7 +708,7 @@ def _project_type(text: str) -> tuple[str | None, list[str]]:
     return min(hit for hit in kept if hit[2] or not named)[1], []
 
 
-def _location(text: str, raw: str = "") -> dict[str, str]:
+def _location(text: str, raw: str = "", project: bool = True) -> dict[str, str]:
     known = find_locations(text)
     change = _CHANGE.search(text)
     after = [loc for pos, loc in known if change and pos >= change.end()]
@@ -717,8 +717,12 @@ def _location(text: str, raw: str = "") -> dict[str, str]:
     unknown = _PLACE.search(text)
     if unknown:
         return {"location_unknown": unknown[1]}
-    # a place the tables do not hold ("火星 工商业 500kW", "换到拉萨", "in Lhasa") is named back, not dropped
+    # a place the tables do not hold ("火星 工商业 500kW", "换到拉萨", "in Lhasa") is named back, not
+    # dropped — where the text speaks of a project (other values) or moves one ("what about Lhasa?");
+    # "When is the next solar eclipse visible from China?" names a place of no project
     raw = unicodedata.normalize("NFKC", raw or text)
+    if not (project or _MOVED.search(raw)):
+        return {"location": known[0][1].name} if known else {}
     moved = _CHANGE.search(raw)
     named = unknown_place(raw, _PROJECT_WORDS, _not_a_place, moved.end() if known and moved else 0)
     if named:
@@ -726,6 +730,10 @@ def _location(text: str, raw: str = "") -> dict[str, str]:
     return {"location": known[0][1].name} if known else {}
 
 
+_MOVED = re.compile(
+    rf"{_CHANGE.pattern}|换|改|搬|挪|\b(?:what about|how about|what if|instead|switch(?:ed)? to|move[sd]? to|relocat\w*)\b",
+    re.I,
+)
 # What a request computes (a project's type, its building, the plant): a word right before it is
 # where it stands ("拉萨的工商业项目"); a word that is itself a type or an owner is no place.
 _PROJECT_WORDS = rf"{_CI_WORDS}|{_HOUSEHOLD_WORDS}|光伏|项目|电站|屋顶|分布式"
@@ -883,7 +891,7 @@ def parse_with_rest(text: str) -> tuple[dict[str, Any], str]:
         rest = pattern.sub(lambda m: " " * len(m[0]), rest)
     if conflicts:
         fields["conflicts"] = conflicts
-    fields.update(_location(normalize(text), text))
+    fields.update(_location(normalize(text), text, project=bool(fields)))
     ptype, both = _project_type(rest)
     if ptype:
         fields["project_type"] = ptype

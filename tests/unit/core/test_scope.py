@@ -89,3 +89,15 @@ def test_the_knowledge_agent_tries_each_question_of_a_request_after_the_whole():
         "峰谷差大吗",
     ]
     assert _candidates(_Ctx("绿证能卖吗")) == ["绿证能卖吗"]  # one question: nothing more to try
+
+
+def test_a_question_stating_its_whole_project_is_the_calculations():
+    # "kW" is a word of the notes' tags too; a unit is no topic, and nothing else is only the corpus's
+    for text in ("What would a 9 kW array on our cottage in Hefei bring in?", "南京户用7kW一年能挣多少"):
+        assert [s["agentName"] for s in _found(text).steps] == ["pv_calc"], text
+    # a policy topic beside the project stays the knowledge base's
+    assert [s["agentName"] for s in _found("宁波工商业1MW能不能全额上网").steps] == ["knowledge"]
+
+
+def test_a_how_to_in_another_domains_words_stays_out_of_scope():
+    assert not _found("How do I calculate the interest on a 300,000 yuan car loan?").steps

@@ -591,3 +591,11 @@ def test_a_province_alone_offers_its_known_cities():
 )
 def test_a_type_named_beats_building_and_place_words(text, ptype):
     assert parse_fields(text)["project_type"] == ptype
+
+
+def test_a_place_of_no_project_is_not_named():
+    # no other value and no move: small talk, not a project's place ("visible from Mongolia")
+    assert parse_fields("Can you see the northern lights from Mongolia?") == {}
+    assert parse_fields("下周去丽江玩") == {}
+    # a move names it even alone
+    assert parse_fields("How about Turpan instead?")["location_unknown"] == "Turpan"
