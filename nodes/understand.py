@@ -50,7 +50,7 @@ from functools import lru_cache
 
 from nodes.kit.registry import AgentSpec
 from nodes.routing import Route, RouteIndex
-from tools.lang import detect_language
+from tools.lang import detect_language, neutral
 from tools.results import Results
 
 __all__ = [
@@ -290,7 +290,12 @@ def understand(
     if template is not None:
         return _from_template(template, asked, specs, stated, existing, lang)
     asked = [a for a in asked if a not in excluded]
-    if asked and not stated and not held and _foreign(query, asked, specs, index):
+    if (
+        asked
+        and not held
+        and _no_project(query, stated, specs, index)
+        and _foreign(query, asked, specs, index)
+    ):
         return Understanding(
             lang, reply=out_of_scope(specs, lang), note="another domain's words", matched=False
         )
@@ -449,9 +454,19 @@ def _named(
                     alternative = alternative or _corpus_rival(words, found, specs, index)
             if found and not negated and not held and _asks_a_fact(found, query, specs, index):
                 # a fact, not a figure: the corpus when more of its words are the corpus's, else its documents decide
-                rival = _corpus_rival(words, found, specs, index)
+                # (a corpus its words fit less closely by score is still the one that speaks of it:
+                # "Which inverter brand is the most reliable…" is no calculation, whatever the notes hold)
+                near = _corpus_rival(words, found, specs, index)
+                rival = near or _fact_corpus(specs)
                 shared = {index.routes[i].name: n for i, n in enumerate(index.shared_terms(words))}
-                if rival and shared.get(rival, 0) > shared.get(found, 0):
+                used = _used(words, index)
+                own, corpus = used.get(found, set()), used.get(rival, set())
+                # (unless its words are mostly another domain's: "How do I calculate … a mortgage?")
+                speaks = bool(corpus - own) and len(corpus) > len(own)
+                if rival and (
+                    shared.get(rival, 0) > shared.get(found, 0)
+                    or (speaks and (near or not _foreign(query, [found], specs, index)))
+                ):
                     named = [rival]
                 else:
                     alternative = alternative or next(
@@ -471,6 +486,35 @@ def _named(
             elif name not in asked:
                 asked.append(name)
     return asked, excluded, alternative
+
+
+def _used(text: str, index: RouteIndex) -> dict[str, set[str]]:
+    """Per agent, the content words of `text` some text of it uses."""
+    found: dict[str, set[str]] = {}
+    for i, words in enumerate(index.used_by(text)):
+        if not index.routes[i].is_template:
+            found.setdefault(index.routes[i].name, set()).update(words)
+    return found
+
+
+def _no_project(
+    query: str, stated: Mapping[str, dict], specs: Mapping[str, AgentSpec], index: RouteIndex
+) -> bool:
+    """Whether a request describes no project, so its words alone say whose domain it is.
+
+    No values, and at most a place: small talk names cities too ("下周广州出太阳吗"). A building or
+    owner the project type is read from ("a small shop", "公司") describes one only beside some
+    word the agents use ("Is rooftop solar worth it for a small shop?"; not "公司发的年终奖怎么算个税").
+    """
+    if _states_values(query, specs):
+        return False
+    described = any(not k.startswith("location") for fields in stated.values() for k in fields)
+    return not described or index.known_terms(query)[0] == 0
+
+
+def _fact_corpus(specs: Mapping[str, AgentSpec]) -> str:
+    """The corpus agent that judges fact questions (the knowledge base: `vocabulary` and `serves`), or ''."""
+    return next((n for n, s in specs.items() if s.vocabulary is not None and s.serves is not None), "")
 
 
 def _with_inputs(names: Sequence[str], specs: Mapping[str, AgentSpec]) -> list[str]:
@@ -708,6 +752,12 @@ def _about_the_project(
     """
     scores = index.scores(clause)
     top = max((scores[i] for i, r in enumerate(index.routes) if r.name == corpus), default=0.0)
+    # a question that states the whole project itself and names nothing only the corpus speaks of (a
+    # unit is no topic): "How much would a 6 kW rooftop system on my house in Beijing make?"
+    used = _used(clause, index)
+    for name in _complete_project(clause, specs):
+        if not {w for w in used.get(corpus, set()) - used.get(name, set()) if not neutral(w)}:
+            return name
     for name in _complete_project(query, specs):
         best = max((scores[i] for i, r in enumerate(index.routes) if r.name == name), default=0.0)
         if best >= RIVAL_SHARE * top:

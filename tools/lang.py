@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["LANGUAGES", "detect_language", "has_language", "named_language", "pick"]
+__all__ = ["LANGUAGES", "detect_language", "has_language", "named_language", "neutral", "pick"]
 
 LANGUAGES = ("zh", "en")
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -28,11 +28,32 @@ _NEUTRAL = frozenset(
 
 
 def detect_language(texts: str | Iterable[str]) -> str:
-    """English ("en") when Latin words outnumber Chinese characters / 1.5, else Chinese ("zh")."""
+    """English ("en") when Latin words outnumber Chinese characters / 1.5, else Chinese ("zh").
+
+    A capitalised word inside a sentence is a name ("帮我算一下 Suzhou Industrial Park 的户用光伏"):
+    names are borrowed into either language and say nothing about which one the user writes.
+    """
     text = texts if isinstance(texts, str) else " ".join(texts)
     cjk = len(_CJK.findall(text))
-    words = sum(1 for w in _WORD.findall(text) if w.lower() not in _NEUTRAL)
+    words = sum(
+        1
+        for m in _WORD.finditer(text)
+        if m.group().lower() not in _NEUTRAL and not _is_name(text, m.start(), m.group())
+    )
     return "en" if words > cjk / 1.5 else "zh"
+
+
+def _is_name(text: str, start: int, word: str) -> bool:
+    """A capitalised word (not all capitals: IRR is neutral already) that does not open a sentence."""
+    if not (word[0].isupper() and not word.isupper()):
+        return False
+    before = text[:start].rstrip(" \t\"'“‘(")
+    return bool(before) and before[-1] not in ".!?。！？\n:："
+
+
+def neutral(word: str) -> bool:
+    """Whether a Latin word reads the same in both languages (a unit or acronym: "kW", "IRR")."""
+    return word.lower() in _NEUTRAL
 
 
 def has_language(text: str) -> bool:

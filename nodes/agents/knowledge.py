@@ -22,6 +22,7 @@ from nodes.kit.agentic import final_text
 from nodes.kit.agentic_step import run_agentic
 from nodes.kit.registry import AgentSpec, InputField
 from nodes.kit.step import StepContext
+from nodes.understand import clauses
 from tools.contracts import AgentExecResult
 from tools.kb.answer import answer_with_model, cite_sources, extractive_answer, not_found_answer
 from tools.kb.corpus import SHIPPED_KB_DIR, read_document, scan_documents
@@ -184,15 +185,18 @@ def _cited(
 def _candidates(ctx: StepContext) -> list[str]:
     """Questions to try, best first.
 
-    Newest answer, the user's words, the step requirement, then the question combined with the
-    previous one (a follow-up such as "那户用的呢？").
+    Newest answer, the user's words, the step requirement, the question combined with the
+    previous one (a follow-up such as "那户用的呢？"), then the clauses of the first one.
     """
     answers = [str(a) for a in ctx.plan_context.get("answers", {}).get(str(ctx.seq_no), [])]
     own = [q.strip() for q in [*reversed(answers), ctx.user_query, ctx.requirement] if q and q.strip()]
     previous = ctx.results.latest(ANSWER)
     if previous and own:
         own.append(f"{previous.headline.get('question', '')} {own[0]}")
-    return list(dict.fromkeys(own))
+    # a request of several questions ("绿证是什么，能卖钱吗"): each part is tried after the whole, so
+    # one part the notes answer is answered although the words of the others dilute the whole
+    parts = [part for question in own[:1] for part in clauses(question)]
+    return list(dict.fromkeys([*own, *(parts if len(parts) > 1 else [])]))
 
 
 def _search(index: KnowledgeIndex, candidates: list[str]) -> tuple[str, list[KbHit]]:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from tools.pv.data import find_locations, locations
+from tools.pv.data import find_locations, locations, unknown_place
 
 __all__ = [
     "EXCLUSIVE_GROUPS",
@@ -90,6 +90,7 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
         "约",
     ),
     (r"\b(?:only|just|merely)\s+(?=[\d-])", ""),  # "were only 60%": the value
+    (r"\b(?:minus|negative)\s*(?=\d)", "-"),  # "capex minus 2 yuan": a negative number, named back
     (r"(\d+(?:\.\d+)?)\s*billion\b", _scaled(10, "亿")),
     (r"(\d+(?:\.\d+)?)\s*million\b", _scaled(100, "万")),
     (r"(\d+(?:\.\d+)?)\s*(?:thousand\b|k\b(?!\s*w))", _scaled(1000, "")),
@@ -470,6 +471,9 @@ def _plain_number(m: re.Match) -> str:
     return format(Decimal(f"{m[1]}e{m[2]}").normalize(), "f")
 
 
+_SCRIPT_EDGE = re.compile(r"(?<=[\u4e00-\u9fff])(?=[a-z]{3})|(?<=[a-z]{3})(?=[\u4e00-\u9fff])")
+
+
 def normalize(text: str) -> str:
     """NFKC (full-width → ASCII, ㎡ → m2), lower case, no thousands separators, English rewritten.
 
@@ -483,6 +487,9 @@ def normalize(text: str) -> str:
     text = _ZH_MEGA.sub(_zh_mega, text)
     text = _ZH_NUMBER.sub(_zh_number, text)
     if re.search(r"[a-z]{2}", text):
+        # an English word written against Chinese ("算一下suzhou的factory光伏") is a word of its own:
+        # the English rules match whole words, and a Chinese character is a word character to them
+        text = _SCRIPT_EDGE.sub(" ", text)
         text = _EN_POINT.sub(_en_point, _spelled(text))
         text = _EN_NUMBER.sub(_en_number, _EN_HALF.sub(_en_half, text))
         for pattern, repl in _ENGLISH_COMPILED:
@@ -697,17 +704,44 @@ def _project_type(text: str) -> tuple[str | None, list[str]]:
     named = {kind for _, kind, own in kept if own}
     if len(named) == 2 and len(kept) == len(hits) and not _CHOICE.search(text):
         return None, sorted(named, key=lambda kind: min(pos for pos, k, own in kept if k == kind and own))
-    return min(kept)[1], []
+    # a type's own name beats a building or owner word, which may be part of a name ("苏州工业园区的户用屋顶")
+    return min(hit for hit in kept if hit[2] or not named)[1], []
 
 
-def _location(text: str) -> dict[str, str]:
+def _location(text: str, raw: str = "", project: bool = True) -> dict[str, str]:
     known = find_locations(text)
     change = _CHANGE.search(text)
     after = [loc for pos, loc in known if change and pos >= change.end()]
-    if after or known:
+    if after or (known and not change):
         return {"location": (after or [known[0][1]])[0].name}
     unknown = _PLACE.search(text)
-    return {"location_unknown": unknown[1]} if unknown else {}
+    if unknown:
+        return {"location_unknown": unknown[1]}
+    # a place the tables do not hold ("火星 工商业 500kW", "换到拉萨", "in Lhasa") is named back, not
+    # dropped — where the text speaks of a project (other values) or moves one ("what about Lhasa?");
+    # "When is the next solar eclipse visible from China?" names a place of no project
+    raw = unicodedata.normalize("NFKC", raw or text)
+    if not (project or _MOVED.search(raw)):
+        return {"location": known[0][1].name} if known else {}
+    moved = _CHANGE.search(raw)
+    named = unknown_place(raw, _PROJECT_WORDS, _not_a_place, moved.end() if known and moved else 0)
+    if named:
+        return {"location_unknown": named}
+    return {"location": known[0][1].name} if known else {}
+
+
+_MOVED = re.compile(
+    rf"{_CHANGE.pattern}|换|改|搬|挪|\b(?:what about|how about|what if|instead|switch(?:ed)? to|move[sd]? to|relocat\w*)\b",
+    re.I,
+)
+# What a request computes (a project's type, its building, the plant): a word right before it is
+# where it stands ("拉萨的工商业项目"); a word that is itself a type or an owner is no place.
+_PROJECT_WORDS = rf"{_CI_WORDS}|{_HOUSEHOLD_WORDS}|光伏|项目|电站|屋顶|分布式"
+
+
+def _not_a_place(word: str) -> bool:
+    plain = normalize(word)
+    return bool(re.search(_PROJECT_WORDS, plain) or _project_type(plain)[0])
 
 
 # Relative changes of a value ("造价再便宜0.4元/W", "电价涨5%", "容量翻倍", "cut the cost by 0.3"):
@@ -857,7 +891,7 @@ def parse_with_rest(text: str) -> tuple[dict[str, Any], str]:
         rest = pattern.sub(lambda m: " " * len(m[0]), rest)
     if conflicts:
         fields["conflicts"] = conflicts
-    fields.update(_location(normalize(text)))
+    fields.update(_location(normalize(text), text, project=bool(fields)))
     ptype, both = _project_type(rest)
     if ptype:
         fields["project_type"] = ptype

@@ -13,7 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tools.lang import pick
-from tools.pv.data import PROJECT_TYPES, defaults_for, feed_in_price, find_locations, locations
+from tools.pv.data import (
+    PROJECT_TYPES,
+    defaults_for,
+    feed_in_price,
+    find_locations,
+    locations,
+    places_near,
+)
 
 UNSPECIFIED = "未指定"  # the location of a case given by its yield and feed-in price alone
 
@@ -184,18 +191,7 @@ def resolve_inputs(
         found = find_locations(given.lower())  # English spellings are matched in lower case
         fields = {**fields, **({"location": found[0][1].name} if found else {"location_unknown": given})}
     if "location_unknown" in fields:
-        examples = "、".join(loc.name for loc in locations()[:6:2])
-        return _fix(
-            "location",
-            pick(
-                lang,
-                f"没有找到“{fields['location_unknown']}”的光照数据。请换成附近的地级市或区县（例如{examples}），"
-                "或直接告诉我当地的年等效利用小时数和上网电价。",
-                f"I have no solar data for “{fields['location_unknown']}”. Please name a nearby city or "
-                f"district (e.g. {', '.join(loc.name_en for loc in locations()[:6:2])}), or tell me the "
-                "local specific yield (kWh/kWp) and feed-in price.",
-            ),
-        )
+        return _fix("location", _unknown_place(str(fields["location_unknown"]), lang))
     if "capacity_unitless" in fields:
         n = fields["capacity_unitless"]
         return _fix(
@@ -309,6 +305,34 @@ def resolve_inputs(
     inputs["lifetime_years"] = int(inputs["lifetime_years"])
     problem = _check(inputs, lang)
     return problem or Resolution(inputs=inputs, defaults_used=used)
+
+
+def _unknown_place(name: str, lang: str) -> str:
+    """A place the tables do not hold, named back with the known places to choose from (never replaced)."""
+    province, near = places_near(name)
+    count = len(locations())
+    if lang == "en":
+        shown = ", ".join(loc.name_en for loc in near)
+        where = (
+            f"In {province} I have: {shown}."
+            if province
+            else f"I have {count} cities and districts, e.g. {shown}."
+        )
+        return (
+            f"I have no solar data for “{name}”, so I did not calculate anything. {where} Please name the "
+            "project's city or the nearest known one, or tell me the local specific yield (kWh/kWp) and "
+            "feed-in price."
+        )
+    shown = "、".join(loc.name for loc in near)
+    where = (
+        f"{province}有数据的地点：{shown}。"
+        if province
+        else f"我有 {count} 个城市和区县的数据，例如{shown}。"
+    )
+    return (
+        f"没有找到“{name}”的光照数据，所以还没有测算。{where}"
+        "请告诉我项目所在的城市或最近的已知城市，或直接告诉我当地的年等效利用小时数和上网电价。"
+    )
 
 
 # (field, lowest, highest, what is usual — Chinese, English)

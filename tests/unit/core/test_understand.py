@@ -147,7 +147,9 @@ def test_a_question_near_both_the_calculation_and_the_knowledge_base_names_the_r
     found = understand(
         "What documents do I need to register a rooftop solar project?", SPECS, INDEX, InMemoryResults()
     )
-    assert [s["agentName"] for s in found.steps] == ["pv_calc"] and found.alternative == "knowledge"
+    # documents, register: more of its words are the corpus's than the calculation's (session 11:
+    # the corpus answers, or says it does not know, instead of the calculation asking for inputs)
+    assert [s["agentName"] for s in found.steps] == ["knowledge"]
     plain = understand("Calculate a 1 MW commercial project in Hefei", SPECS, INDEX, InMemoryResults())
     assert plain.alternative == ""
 

@@ -530,3 +530,72 @@ def test_one_value_is_checked_against_the_calculations_ranges():
     )
     assert "not plausible" in implausible("discount_rate", 0.45, "en")
     assert implausible("electricity_price", 0.65) == "" and implausible("capacity_kw", -5) == ""
+
+
+# --- places the tables do not hold, and type words inside place names (session 11) ----------------
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("冥王星 户用 6kW", "冥王星"),  # a bare word heading the project
+        ("洛阳的纺织厂，装机2MW", "洛阳"),  # a modifier of the building ("X的工厂")
+        ("项目位于喀什，工商业800千瓦", "喀什"),  # after a word introducing a place
+        ("老家在桂林，房子上装12kW", "桂林"),
+        ("河南洛阳，工商业1.5MW", "河南洛阳"),  # province and city are one name
+        ("A 2 MW commercial rooftop located in Osaka", "Osaka"),
+        ("residential 9 kW near Salt Lake City please", "Salt Lake City"),
+    ],
+)
+def test_a_place_the_tables_do_not_hold_is_named_back(text, named):
+    fields = parse_fields(text)
+    assert fields["location_unknown"] == named and "location" not in fields
+    question = resolve_inputs(fields, lang="en" if text.isascii() else "zh").question
+    assert named in question and ("所以还没有测算" in question or "did not calculate" in question)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "帮我测算一下工商业500kW",  # verbs and numerals before the type are no place
+        "在屋顶上装10kW户用",  # a position on a building (方位词), not a place on the map
+        "我在考虑装个户用光伏8kW",  # 在 as "in the middle of" before a verb
+        "Please answer in English: commercial 500 kW",  # a language is no place
+        "commercial 500 kW, start in March",  # nor a month
+    ],
+)
+def test_words_that_are_no_place_are_not_named_as_one(text):
+    assert "location_unknown" not in parse_fields(text)
+
+
+def test_a_known_place_is_still_found_and_a_change_to_an_unknown_one_is_named():
+    assert parse_fields("宁波的仓库屋顶600kW")["location"] == "宁波市"
+    assert parse_fields("Hefei commercial 600 kW")["location"] == "合肥市"
+    assert parse_fields("南京的项目搬到洛阳再算")["location_unknown"] == "洛阳"  # not silently Nanjing
+
+
+def test_a_province_alone_offers_its_known_cities():
+    question = resolve_inputs(parse_fields("山东 工商业 900kW")).question
+    assert "“山东”" in question and "济南市" in question and "青岛市" in question and "杭州市" not in question
+
+
+@pytest.mark.parametrize(
+    ("text", "ptype"),
+    [
+        ("无锡新区工业园里一户人家的户用屋顶8kW", "户用"),  # 工业 and 园区 of a name, 户用 stated
+        ("杭州经济开发区厂区宿舍楼，居民用电，20kW", "户用"),
+        ("合肥高新区的住宅小区，但是按工商业报装，300kW", "工商业"),
+        ("苏州工业园区 500kW", "工商业"),  # no type named: the park says it
+        ("我家的厂房", "户用"),  # building words alone: the first, as before
+    ],
+)
+def test_a_type_named_beats_building_and_place_words(text, ptype):
+    assert parse_fields(text)["project_type"] == ptype
+
+
+def test_a_place_of_no_project_is_not_named():
+    # no other value and no move: small talk, not a project's place ("visible from Mongolia")
+    assert parse_fields("Can you see the northern lights from Mongolia?") == {}
+    assert parse_fields("下周去丽江玩") == {}
+    # a move names it even alone
+    assert parse_fields("How about Turpan instead?")["location_unknown"] == "Turpan"
