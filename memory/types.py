@@ -65,6 +65,9 @@ class MemorySettings:
     concept_weight: float = 0.3
     answer_classes: float = 1.0
     category_classes: float = 2.0
+    char_weight: float = 0.0
+    question_weight: float = 1.0
+    correction_weight: float = 0.0
     fusion: str = "weighted"
     vector_weight: float = 0.7
     cjk_vector_weight: float = 0.5
