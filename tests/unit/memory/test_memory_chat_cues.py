@@ -132,11 +132,11 @@ def test_question_words_weigh_less_than_the_words_of_the_topic(tmp_path):
         HumanMessage("今天吃什么", id="what", additional_kwargs=_at(9.1)),
         HumanMessage("楼下宠物店的小猫好可爱，可是养不起", id="pet", additional_kwargs=_at(9.2)),
     ]
-    memory = _memory(tmp_path, question_weight=0.3, window_weight=0.0, window_weight2=0.0)
+    memory = _memory(tmp_path, question_weight=0.3, window_weight=0.0, window_weight2=0.0, char_weight=0.0)
     memory.add_messages("ns", msgs)
     memory.flush("ns")
     assert _ids(memory, "她养了什么宠物？", 1) == ["pet"]
-    full = _memory(tmp_path, question_weight=1.0, window_weight=0.0, window_weight2=0.0)
+    full = _memory(tmp_path, question_weight=1.0, window_weight=0.0, window_weight2=0.0, char_weight=0.0)
     assert _ids(full, "她养了什么宠物？", 1) == ["what"]  # the short turn wins on one common word
     memory.close()
     full.close()
