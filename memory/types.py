@@ -66,7 +66,7 @@ class MemorySettings:
     answer_classes: float = 1.0
     category_classes: float = 2.0
     char_weight: float = 0.5
-    question_weight: float = 0.0
+    question_weight: float = 0.3
     correction_weight: float = 1.0
     fusion: str = "weighted"
     vector_weight: float = 0.8
