@@ -94,9 +94,7 @@ class NamespaceState:
     pieces_of: dict[str, int] = field(default_factory=dict)
     units: IncrementalBM25 = field(default_factory=IncrementalBM25)
     concepts: IncrementalBM25 = field(default_factory=IncrementalBM25)  # thesaurus classes per message
-    chars: IncrementalBM25 = field(
-        default_factory=IncrementalBM25
-    )  # characters of Chinese words (`chat_cues`)
+    chars: IncrementalBM25 = field(default_factory=IncrementalBM25)  # characters of Chinese words
     units_of: dict[str, list[Unit]] = field(default_factory=dict)
     unit_seq: dict[Unit, int] = field(default_factory=dict)  # message seq (source namespace for facts)
     unit_at: dict[Unit, float] = field(default_factory=dict)  # created_at of the message

@@ -24,7 +24,7 @@ __all__ = ["char_terms", "corrects", "query_chars"]
 _CJK_WORD = re.compile(r"^[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+$")
 # Characters that carry grammar, not a topic (pieces of 我们, 这个, 什么 …); never char terms.
 _CHAR_STOP = frozenset(
-    "的 了 是 在 我 你 他 她 它 们 有 就 不 也 都 很 这 那 个 一 吗 呢 吧 啊 么 和 与 被 把 给 还 又 再 就 才 "
+    "的 了 是 在 我 你 他 她 它 们 有 就 不 也 都 很 这 那 个 一 吗 呢 吧 啊 么 和 与 被 把 给 还 又 再 才 "
     "要 会 能 得 地 着 过 没 说 去 来 到 上 下 里 中 多 少 几 哪 什 怎 啥 谁 为 之 以 其 而 并 或 对 等 "
     "好 点 些 样 种 后 前 时 天 今 明 年 月 日 号 周".split()
 )
