@@ -120,6 +120,25 @@ def ingest_rate(messages: float, seconds: float) -> str:
     return f"ingest {messages / seconds:.0f} msg/s over {messages:.0f} messages"
 
 
+def window_pool(ks: Iterable[int]) -> int:
+    """How many best windows the 5-turn baseline packs from: 100 up to k = 90 (as before), else 2·k."""
+    top = max(ks)
+    return 100 if top <= 90 else 2 * top
+
+
+def parse_ks(text: str) -> tuple[int, ...]:
+    """`--ks 5,10,120`: the baseline's k values whose token cost is a budget (ascending, distinct)."""
+    try:
+        ks = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
+    except ValueError:
+        raise SystemExit(
+            f"--ks takes comma-separated positive integers, e.g. 5,10,20,90,120; got {text!r}"
+        ) from None
+    if not ks or ks[0] <= 0:
+        raise SystemExit(f"--ks takes comma-separated positive integers, e.g. 5,10,20,90,120; got {text!r}")
+    return ks
+
+
 def parse_variant(text: str) -> dict[str, float | int | str | bool]:
     """`default` or `name=value,name=value` (MemorySettings fields)."""
     if text == "default":
@@ -150,6 +169,7 @@ def run(
     baseline: str = "fixed",
     misses_k: int = max(KS),
     ingest: str = "default",
+    ks: tuple[int, ...] = KS,
 ) -> dict:
     """Recall per method and k for one conversation, plus ingestion and search times.
 
@@ -187,10 +207,11 @@ def run(
         terms = terms_of(q.text)
         scores = turns.get_scores(terms)
         order = sorted(range(len(ids)), key=lambda i: (-scores[i], i))
-        budgets = {k: sum(count_tokens(lines[ids[i]]) for i in order[:k]) for k in KS}
-        by_turn = [([ids[i]], lines[ids[i]]) for i in order[:200]]
+        budgets = {k: sum(count_tokens(lines[ids[i]]) for i in order[:k]) for k in ks}
+        by_turn = [([ids[i]], lines[ids[i]]) for i in order[: max(200, max(ks))]]
         wscores = windows.get_scores(terms)
-        worder = sorted(range(len(win_ids)), key=lambda i: (-wscores[i], i))[:100]
+        # 100 windows fill every budget up to k = 90 (the tables before --ks); more for larger k
+        worder = sorted(range(len(win_ids)), key=lambda i: (-wscores[i], i))[: window_pool(ks)]
         by_window = [(win_ids[i], "\n".join(lines[j] for j in win_ids[i])) for i in worder]
         ranked: dict[str, list[tuple[list[str], str]]] = {
             "BM25 over turns": by_turn,
@@ -250,7 +271,18 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--cache", default="", help="keep ingested stores here and reuse them")
     ap.add_argument("--misses", action="store_true", help="print the first variant's misses at --misses-k")
-    ap.add_argument("--misses-k", type=int, default=max(KS), choices=KS, help="budget of the printed misses")
+    ap.add_argument(
+        "--ks",
+        type=parse_ks,
+        default=KS,
+        help="budgets: k of BM25 over turns whose token cost is the budget (default 5,10,20,50,70,90)",
+    )
+    ap.add_argument(
+        "--misses-k",
+        type=int,
+        default=0,
+        help="budget k of the printed misses (one of --ks; default the largest)",
+    )
     ap.add_argument(
         "--baseline-terms",
         choices=["fixed", "memory"],
@@ -266,8 +298,13 @@ def main() -> None:
     ap.add_argument(
         "--ingest", default="default", help="settings of the ingesting instance (a variant string)"
     )
-    ap.add_argument("--kinds-at", type=int, default=10, choices=KS, help="k of the per-kind columns")
+    ap.add_argument("--kinds-at", type=int, default=10, help="k of the per-kind columns (one of --ks)")
     args = ap.parse_args()
+    ks = args.ks
+    misses_k = args.misses_k or max(ks)
+    for name, value in (("--misses-k", misses_k), ("--kinds-at", args.kinds_at)):
+        if value not in ks:
+            ap.error(f"{name} {value} is not one of --ks {','.join(map(str, ks))}")
     import torch
 
     torch.set_num_threads(args.threads)
@@ -292,8 +329,9 @@ def main() -> None:
                 args.cache,
                 args.misses,
                 args.baseline_terms,
-                args.misses_k,
+                misses_k,
                 args.ingest,
+                ks,
             )
             for key, by_kind in res["recall"].items():
                 for kind, values in by_kind.items():
@@ -302,19 +340,19 @@ def main() -> None:
             secs += res["ingest"][1]
             lat += res["latency"]
         nq = sum(len(c.questions) for c in convs)
-        budgets = " / ".join(f"{statistics.mean(total[('budget', k)]['all']):.0f}" for k in KS)
+        budgets = " / ".join(f"{statistics.mean(total[('budget', k)]['all']):.0f}" for k in ks)
         print(f"\n{lang} {args.split} (generator v{args.generator}, ingest {args.ingest}): {len(convs)} conversations, {nq} questions, budgets {budgets} tokens "
-              f"(k = {', '.join(map(str, KS))}); {ingest_rate(msgs, secs)}; "
+              f"(k = {', '.join(map(str, ks))}); {ingest_rate(msgs, secs)}; "
               f"search p50 {statistics.median(lat) * 1000:.1f} ms")  # fmt: skip
         kinds = sorted({kind for (name, _), d in total.items() if name != "budget" for kind in d})
         at = args.kinds_at
         print(
-            f"| method | {' | '.join(f'k={k}' for k in KS)} | {' | '.join(f'{x} @k={at}' for x in kinds)} |"
+            f"| method | {' | '.join(f'k={k}' for k in ks)} | {' | '.join(f'{x} @k={at}' for x in kinds)} |"
         )
-        print("|---|" + "---:|" * (len(KS) + len(kinds)))
+        print("|---|" + "---:|" * (len(ks) + len(kinds)))
         names = list(dict.fromkeys(name for name, _ in total if name != "budget"))
         for name in names:
-            cells = [statistics.mean([v for vs in total[(name, k)].values() for v in vs]) for k in KS]
+            cells = [statistics.mean([v for vs in total[(name, k)].values() for v in vs]) for k in ks]
             per = [
                 statistics.mean(total[(name, at)][x]) if total[(name, at)][x] else float("nan") for x in kinds
             ]

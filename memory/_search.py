@@ -29,6 +29,7 @@ from langchain_core.messages import BaseMessage, messages_from_dict
 
 from memory._state import NamespaceState, Unit
 from memory._store import Store
+from memory.chat_cues import query_chars
 from memory.concepts import query_concepts
 from memory.metadata import block_text
 from memory.recall import expansion_terms, unit_lexical
@@ -186,6 +187,12 @@ class SearchMixin:
             if settings.concept_weight > 0
             else {}
         )
+        chars = query_chars(terms, _NOT_TOPIC) if settings.char_weight > 0 else None
+        weights = (
+            {t: settings.question_weight for t in unit_terms if t in QUESTION_WORDS}
+            if settings.question_weight != 1.0
+            else None
+        )
         lexical: dict[tuple[str, Unit], float] = {}
         block_bm25: dict[Key, float] = {}
         reference = 0.0
@@ -193,7 +200,17 @@ class SearchMixin:
             with state.lock:
                 for bid, score in state.block_scores(terms, todo_id, settings.candidates).items():
                     block_bm25[(ns, bid)] = max(score, 1e-3)  # Okapi idf can be ≤ 0 in a tiny corpus
-                found = unit_lexical(state, unit_terms, settings, todo_id, ns == namespace, 2 * k, concepts)
+                found = unit_lexical(
+                    state,
+                    unit_terms,
+                    settings,
+                    todo_id,
+                    ns == namespace,
+                    2 * k,
+                    concepts,
+                    weights or None,
+                    chars,
+                )
                 if settings.expansion_weight > 0 and found:
                     extra = expansion_terms(state, found, unit_terms, settings)
                     more = unit_lexical(state, extra, settings, todo_id, ns == namespace)

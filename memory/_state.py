@@ -20,6 +20,7 @@ from langchain_core.messages import BaseMessage, messages_from_dict
 from memory._closures import ClosureVectors
 from memory._store import Store
 from memory.bm25 import IncrementalBM25
+from memory.chat_cues import char_terms, corrects
 from memory.chunker import Entry, Tail
 from memory.concepts import concept_terms
 from memory.text import stem_terms
@@ -93,6 +94,7 @@ class NamespaceState:
     pieces_of: dict[str, int] = field(default_factory=dict)
     units: IncrementalBM25 = field(default_factory=IncrementalBM25)
     concepts: IncrementalBM25 = field(default_factory=IncrementalBM25)  # thesaurus classes per message
+    chars: IncrementalBM25 = field(default_factory=IncrementalBM25)  # characters of Chinese words
     units_of: dict[str, list[Unit]] = field(default_factory=dict)
     unit_seq: dict[Unit, int] = field(default_factory=dict)  # message seq (source namespace for facts)
     unit_at: dict[Unit, float] = field(default_factory=dict)  # created_at of the message
@@ -101,6 +103,8 @@ class NamespaceState:
     speakers: Counter[str] = field(default_factory=Counter)  # speaker name -> messages
     asking: set[int] = field(default_factory=set)  # seqs of messages that ask a question (`block_terms`)
     asked_cache: np.ndarray | None = None  # `asking` as a sorted array (`asked`), dropped when it changes
+    correcting: set[int] = field(default_factory=set)  # seqs of messages that correct (`chat_cues.corrects`)
+    corrected_cache: np.ndarray | None = None  # `correcting` as a sorted array (`corrections`)
     closures: ClosureVectors = field(default_factory=ClosureVectors)  # closure vectors (`memory._closures`)
     light: dict[str, Light] = field(default_factory=dict)  # what ranking reads of each block (`Light`)
     lock: threading.RLock = field(default_factory=threading.RLock)
@@ -133,7 +137,7 @@ class NamespaceState:
         closures' vectors (one after another) and their sizes in messages go to `closures`.
         """
         self.unindex(block_id)
-        self.asked_cache = None
+        self.asked_cache = self.corrected_cache = None
         if light is not None:
             self.light[block_id] = light
         if closure_sizes and isinstance(stored, dict) and sum(closure_sizes) == len(stored["messages"]):
@@ -155,6 +159,11 @@ class NamespaceState:
                 classes = concept_terms(terms)
                 if classes:  # derived from the stored terms: older stores get them too
                     self.concepts.add(unit, classes, seq)
+                chars = char_terms(terms)
+                if chars:
+                    self.chars.add(unit, chars, seq)
+                if corrects(terms):
+                    self.correcting.add(seq)
                 self.unit_seq[unit], self.unit_at[unit], self.seq_unit[seq] = seq, at, unit
                 if name:
                     self.unit_name[unit] = name.lower()
@@ -166,7 +175,7 @@ class NamespaceState:
 
     def unindex(self, block_id: str) -> None:
         """Drop a block's closures and messages from BM25 and its closure vectors."""
-        self.asked_cache = None
+        self.asked_cache = self.corrected_cache = None
         self.light.pop(block_id, None)
         self.closures.remove(block_id)
         for i in range(self.pieces_of.pop(block_id, 0)):
@@ -174,6 +183,7 @@ class NamespaceState:
         for unit in self.units_of.pop(block_id, []):
             self.units.remove(unit)
             self.concepts.remove(unit)
+            self.chars.remove(unit)
             seq = self.unit_seq.pop(unit, None)
             self.unit_at.pop(unit, None)
             name = self.unit_name.pop(unit, None)
@@ -184,12 +194,21 @@ class NamespaceState:
             if seq is not None and self.seq_unit.get(seq) == unit:
                 del self.seq_unit[seq]
                 self.asking.discard(seq)
+                self.correcting.discard(seq)
 
     def asked(self) -> np.ndarray:
         """The seqs of messages that ask a question, sorted (built once per change: 10k seqs ≈ 1 ms)."""
         if self.asked_cache is None:
             self.asked_cache = np.sort(np.fromiter(self.asking, dtype=np.int64, count=len(self.asking)))
         return self.asked_cache
+
+    def corrections(self) -> np.ndarray:
+        """The seqs of messages that correct what was said before them, sorted (cached like `asked`)."""
+        if self.corrected_cache is None:
+            self.corrected_cache = np.sort(
+                np.fromiter(self.correcting, dtype=np.int64, count=len(self.correcting))
+            )
+        return self.corrected_cache
 
     def block_scores(self, terms: list[str], todo_id: str | None = None, limit: int = 8) -> dict[str, float]:
         """BM25 score of the `limit` best matching blocks, best first: each scores as its best closure."""

@@ -39,13 +39,19 @@ def unit_lexical(
     cross_block: bool = True,
     at_least: int = 0,
     concepts: dict[str, float] | None = None,
+    weights: dict[str, float] | None = None,
+    chars: list[str] | None = None,
 ) -> dict[Unit, float]:
     """Windowed BM25 of the best `unit_candidates` (or `at_least`) messages; the caller holds the lock.
 
     Messages sit on a line by sequence number, so the window is a few shifted numpy additions.
     `cross_block=False` (long-term facts, gathered from many conversations) scores messages alone.
     `concepts` (thesaurus class terms with weights, `memory.concepts.query_concepts`) add
-    `concept_weight` × their BM25 in the class index to each message's own score.
+    `concept_weight` × their BM25 in the class index to each message's own score; `chars` (the
+    question's characters, `memory.chat_cues.query_chars`) add `char_weight` × their BM25 in the
+    character index. `weights` scales query terms (question words: `question_weight`). A message
+    that corrects what was said before it takes `correction_weight` × the best of the three turns
+    before it, as an answer takes its question's score.
     """
     keys = None
     if todo_id is not None:
@@ -54,7 +60,9 @@ def unit_lexical(
     if not cross_block:
         acc, top = state.units.dense(terms, n, keys)
         return {state.units.key_of(s): max(float(acc[s]), 1e-3) for s in top}  # type: ignore[misc]
-    own = state.units.by_position(terms, state.next_seq, keys)
+    own = state.units.by_position(terms, state.next_seq, keys, weights)
+    if chars and settings.char_weight > 0 and len(state.chars):
+        own += settings.char_weight * state.chars.by_position(chars, state.next_seq, keys)
     if concepts and settings.concept_weight > 0 and len(state.concepts):
         own += settings.concept_weight * state.concepts.by_position(concepts, state.next_seq, keys, concepts)
     window = own.copy()
@@ -67,6 +75,15 @@ def unit_lexical(
         asked = state.asked()
         asked = asked[asked + 1 < len(own)]
         window[asked + 1] += extra * own[asked]
+    if settings.correction_weight > 0 and state.correcting:  # "说错了，是下周一": the newest value
+        fixes = state.corrections()
+        fixes = fixes[(fixes >= 1) & (fixes < len(own))]
+        before = np.zeros(len(fixes))
+        for distance in (1, 2, 3):
+            at = fixes - distance
+            ok = at >= 0
+            before[ok] = np.maximum(before[ok], own[at[ok]])
+        window[fixes] += settings.correction_weight * before
     if keys is not None:
         allowed = np.zeros(len(window), dtype=bool)
         allowed[[state.unit_seq[u] for u in keys if state.unit_seq.get(u, -1) < len(window)]] = True

@@ -49,7 +49,7 @@ class MemorySettings:
     block_weight: float = 0.3
     piece_weight: float = 0.5
     message_vectors: bool = True
-    short_prior: float = 0.0
+    short_prior: float = 1.0
     time_boost: float = 1.0
     speaker_boost: float = 0.2
     speaker_terms: bool = False
@@ -65,8 +65,11 @@ class MemorySettings:
     concept_weight: float = 0.3
     answer_classes: float = 1.0
     category_classes: float = 2.0
+    char_weight: float = 0.5
+    question_weight: float = 0.3
+    correction_weight: float = 1.0
     fusion: str = "weighted"
-    vector_weight: float = 0.7
+    vector_weight: float = 0.8
     cjk_vector_weight: float = 0.5
     multilingual_embeddings: bool = False
     half_life_days: float = 30.0

@@ -40,10 +40,14 @@ _ZH_UNIT = {
     "年": "year",
 }
 _MONTH_WORD = "|".join(sorted(_MONTHS, key=len, reverse=True))
+# Month names are whole words of Latin letters: also right beside Chinese ("在February 2025去了哪"),
+# where a \b would see no word boundary between 在 and F.
 _EN_MONTH = re.compile(
-    rf"\b(?:in|during|on|of|since|by)?\s*({_MONTH_WORD})\b\.?(?:\s+(\d{{1,2}})(?:st|nd|rd|th)?(?!\d))?(?:,?\s+(\d{{4}}))?",
+    rf"(?<![A-Za-z])(?:in|during|on|of|since|by)?\s*({_MONTH_WORD})(?![A-Za-z])\.?(?:\s+(\d{{1,2}})(?:st|nd|rd|th)?(?!\d))?(?:,?\s+(\d{{4}}))?",
     re.I,
 )
+# "2025-06", "2024/11", "2024-11-03": a year and a month (and day) in digits.
+_ISO_MONTH = re.compile(r"(?<!\d)((?:19|20)\d{2})[-/.](0?[1-9]|1[0-2])(?:[-/.](\d{1,2}))?(?!\d)")
 _EN_AGO = re.compile(r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|couple|few|several)"
                      r"(?:\s+of)?\s+(day|week|month|year)s?\s+ago\b", re.I)  # fmt: skip
 _EN_REL = re.compile(
@@ -155,6 +159,9 @@ def time_span(query: str, reference: float) -> Span | None:
             year = int(m.group(1)) if m.group(1) else rel if rel is not None else _latest_year(now, month)
             if span := _month_span(year, month, day):
                 return span
+    if m := _ISO_MONTH.search(query):
+        if span := _month_span(int(m.group(1)), int(m.group(2)), int(m.group(3)) if m.group(3) else None):
+            return span
     if m := _ZH_AGO.search(query):
         amount = 0.5 if m.group(1) == "半" else _zh_int(m.group(1))
         unit = _ZH_UNIT["个月" if m.group(3) == "月" else m.group(3)]

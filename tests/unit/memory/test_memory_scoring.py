@@ -78,10 +78,10 @@ def test_the_cjk_share_of_a_query_gets_its_own_vector_weight():
     from memory.scoring import vector_weight
 
     settings = MemorySettings()
-    assert vector_weight("Which cities has Tom travelled to?", settings) == pytest.approx(0.7)
+    assert vector_weight("Which cities has Tom travelled to?", settings) == pytest.approx(0.8)
     assert vector_weight("唐宁都去过哪些城市旅行", settings) == pytest.approx(0.5)
-    assert 0.5 < vector_weight("苏州 Lakeview 光伏", settings) < 0.7  # mixed: in proportion
+    assert 0.5 < vector_weight("苏州 Lakeview 光伏", settings) < 0.8  # mixed: in proportion
     assert vector_weight("唐宁都去过哪些城市旅行", MemorySettings(cjk_vector_weight=0.0)) == 0.0
     assert vector_weight(
         "唐宁都去过哪些城市旅行", MemorySettings(multilingual_embeddings=True)
-    ) == pytest.approx(0.7)
+    ) == pytest.approx(0.8)

@@ -339,7 +339,9 @@ def _trip_talk() -> list:
 def test_message_vectors_score_each_message_by_its_own_words(tmp_path):
     """With `message_vectors` the trip turn, not its reply, carries the travel cosine; it persists."""
     for on in (True, False):
-        memory = BlockMemory(tmp_path / str(on), _Concepts(), message_vectors=on, merge_threshold=-1.0)
+        memory = BlockMemory(  # short_prior off: the cosine itself, not scaled by the message's length
+            tmp_path / str(on), _Concepts(), message_vectors=on, merge_threshold=-1.0, short_prior=0.0
+        )
         for m in _trip_talk():  # one message at a time: the growing block keeps every message's vector
             memory.add_messages("ns", [m])
         memory.flush("ns")
