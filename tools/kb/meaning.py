@@ -84,12 +84,12 @@ class QuestionMeaning:
             return {}
         self.prepare(t for texts in documents.values() for t in texts)
         (q,) = _encode([query])
-        return {
-            key: max(float(q @ _VECTORS[t]) for t in texts) for key, texts in documents.items() if texts
-        }
+        return {key: max(float(q @ _VECTORS[t]) for t in texts) for key, texts in documents.items() if texts}
 
-    def bridges(self, words: Sequence[str], vocabulary: Sequence[str], floor: float) -> dict[str, dict[str, float]]:
-        """word → the vocabulary's words at least `floor` close in meaning to it (with their similarity).
+    def bridges(
+        self, words: Sequence[str], vocabulary: Sequence[str], floor: float
+    ) -> dict[str, dict[str, float]]:
+        """Each word → the vocabulary's words at least `floor` close in meaning to it, with their similarity.
 
         The bridge from a question's everyday word to the corpus's own: 补助款 → 补贴 (0.73), 抵掉 →
         抵消 (0.87), 差得多 → 差异 (0.76); 报销 has no corpus word above 0.4. A word is not its own bridge.
@@ -109,4 +109,3 @@ class QuestionMeaning:
             if len(near):
                 out[word] = {key[j]: float(row[j]) for j in near if key[j] != word}
         return out
-

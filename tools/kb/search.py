@@ -256,7 +256,11 @@ class HybridRanker:
     def bridge_terms(self, query: str) -> list[str]:
         """The Chinese topic words of `query` (2+ characters) that may be bridged to the corpus's words."""
         cut, alone = self._cut_apart(query)
-        return [t for t in dict.fromkeys([*self.query_terms(query), *cut, *alone]) if _CJK_WORD.match(t) and _topic(t)]
+        return [
+            t
+            for t in dict.fromkeys([*self.query_terms(query), *cut, *alone])
+            if _CJK_WORD.match(t) and _topic(t)
+        ]
 
     def _cut_apart(self, query: str) -> tuple[list[str], list[str]]:
         """Lone characters `query_terms` drops that still say what is asked, for the everyday-words view.
@@ -405,7 +409,9 @@ class HybridRanker:
         english = detect_language(query) == "en"
         scored = set(matched) | {self._position[p] for p in vector_scores if p in self._position}
         scored |= {
-            i for i, p in enumerate(self.passages) if max(summaries.get(p.doc_key, 0.0), asked_by.get(p.doc_key, 0.0)) > 0
+            i
+            for i, p in enumerate(self.passages)
+            if max(summaries.get(p.doc_key, 0.0), asked_by.get(p.doc_key, 0.0)) > 0
         }
         cut, alone = self._cut_apart(query)
         classes = {t: frozenset(concept_terms([t])) for t in [*terms, *cut, *alone] if _topic(t)}
@@ -438,7 +444,9 @@ class HybridRanker:
                 self._lay_cover(i, classes, bridged) if everyday_view else (0.0, 0.0, 0.0, 0.0, 0, 0.0)
             )
             everyday = lay + s.concept_credit * concept + s.char_credit * chars + s.meaning_credit * meant
-            words = coverage >= s.min_coverage or everyday >= s.lay_floor(passage, asked) or asked >= s.min_asked
+            words = (
+                coverage >= s.min_coverage or everyday >= s.lay_floor(passage, asked) or asked >= s.min_asked
+            )
             if english and passage.doc_key in summaries:
                 words = words and summary >= s.min_agree
             elif not english:  # (English has no class or character to meet a word by, "still" would count)

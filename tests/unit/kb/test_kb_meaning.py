@@ -33,7 +33,9 @@ def index(tmp_path_factory) -> KnowledgeIndex:
 
 
 def test_a_documents_texts_are_its_everyday_questions_and_title_and_a_plain_file_has_none():
-    asked = KbPassage("a:0", "a.md", "组件衰减", "src", "", "首年衰减不高于2%。", "1", "", "板子掉功率正常吗；衰减怎么设")
+    asked = KbPassage(
+        "a:0", "a.md", "组件衰减", "src", "", "首年衰减不高于2%。", "1", "", "板子掉功率正常吗；衰减怎么设"
+    )
     plain = KbPassage("b:0", "b.pdf", "b.pdf", "src", "", "清洗每年四次。", "1")
     assert asked_texts([asked, plain]) == {"a.md": ["板子掉功率正常吗", "衰减怎么设", "组件衰减"]}
 
@@ -83,7 +85,13 @@ def _notes() -> list[KbPassage]:
             "2013年起分布式光伏按发电量补助每度0.42元，2021年起新项目不再补助。",
             "现在装光伏国家还给补助吗；以前每度电补多少钱",
         ),
-        _note("inv", "逆变器维护", "逆变器, 维修", "逆变器故障时应断开直流侧，并联系厂家维修。", "逆变器坏了怎么办；逆变器报警怎么处理"),
+        _note(
+            "inv",
+            "逆变器维护",
+            "逆变器, 维修",
+            "逆变器故障时应断开直流侧，并联系厂家维修。",
+            "逆变器坏了怎么办；逆变器报警怎么处理",
+        ),
     ]
 
 
@@ -96,7 +104,11 @@ def test_closeness_to_a_notes_everyday_question_lowers_its_everyday_words_floor(
     question = "板子功率每年掉一点正常吗"
     settings = RankerSettings()
     alone = _hit(question, "deg.md")
-    assert settings.asked_lay <= alone.lay_score(settings.concept_credit, settings.char_credit) < settings.min_lay
+    assert (
+        settings.asked_lay
+        <= alone.lay_score(settings.concept_credit, settings.char_credit)
+        < settings.min_lay
+    )
     assert not alone.relevant  # its words alone are a little short of the notes' floor
     assert _hit(question, "deg.md", {"deg.md": settings.near_asked}).relevant
     assert not _hit(question, "deg.md", {"deg.md": settings.near_asked - 0.1}).relevant
@@ -132,14 +144,21 @@ def test_the_agent_answers_everyday_chinese_it_could_not_before(data_dir: Path, 
     assert note in cited, question
     # the floors of session 10, without closeness or bridges: nothing cited
     before = RankerSettings(
-        near_asked=1.01, min_asked=1.01, bridge_floor=1.01, min_asked_agree=0.0, min_lay=0.7, min_lay_plain=0.4
+        near_asked=1.01,
+        min_asked=1.01,
+        bridge_floor=1.01,
+        min_asked_agree=0.0,
+        min_lay=0.7,
+        min_lay_plain=0.4,
     )
     old = KnowledgeIndex(data_dir / "old", [SHIPPED_KB_DIR], DeterministicFakeEmbedding(size=64), before)
     old.refresh()
     assert not [h for h in old.search(question, k=3) if h.relevant]
 
 
-@pytest.mark.parametrize("question", ["公司团建去哪里玩比较好", "光伏电站的保安怎么排班", "家里的热水器多久除一次垢"])
+@pytest.mark.parametrize(
+    "question", ["公司团建去哪里玩比较好", "光伏电站的保安怎么排班", "家里的热水器多久除一次垢"]
+)
 def test_out_of_scope_questions_stay_refused(data_dir: Path, index, question):
     assert not [h for h in index.search(question, k=3) if h.relevant]
     result = run_knowledge_agent(data_dir, index, question)
