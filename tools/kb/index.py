@@ -194,13 +194,11 @@ class KnowledgeIndex:
                 vector.update({pid: 1.0 - float(d) for pid, d in zip(ids, distances, strict=True)})
             # a test stand-in's vectors mean nothing: its summary similarities neither answer nor veto
             summaries = None if isinstance(self.embeddings, _FAKES) else self._summary_scores(embedding)
-            asked = self.meaning.closeness(query, self._asked)
             floor = self.settings.bridge_floor
-            bridges = (
-                self.meaning.bridges(self._ranker.bridge_terms(query), self._ranker.vocabulary, floor)
-                if floor <= 1.0
-                else {}
-            )
+            words = self._ranker.bridge_terms(query) if floor <= 1.0 else []
+            self.meaning.begin([query, *words])  # one batch for the question and its words
+            asked = self.meaning.closeness(query, self._asked)
+            bridges = self.meaning.bridges(words, self._ranker.vocabulary, floor)
             return self._ranker.rank(query, vector, k, summaries, asked, bridges)
 
     def query_terms(self, query: str) -> list[str]:
