@@ -101,7 +101,8 @@ class QuestionMeaning:
             return {}
         if self._asked is None or self._asked[0] is not documents:
             self.prepare(t for texts in documents.values() for t in texts)
-            spans, rows = [], []
+            spans: list[tuple[str, int, int]] = []
+            rows: list[np.ndarray] = []
             for key, texts in documents.items():
                 if texts:
                     spans.append((key, len(rows), len(rows) + len(texts)))
@@ -128,7 +129,7 @@ class QuestionMeaning:
         similar = self._vectors(asked) @ self._matrix[1].T
         out: dict[str, dict[str, float]] = {}
         for word, row in zip(asked, similar, strict=True):
-            near = np.nonzero(row >= floor)[0]
-            if len(near):
+            near = [int(j) for j in np.nonzero(row >= floor)[0]]
+            if near:
                 out[word] = {vocabulary[j]: float(row[j]) for j in near if vocabulary[j] != word}
         return out

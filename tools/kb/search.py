@@ -16,7 +16,12 @@ the whole corpus never uses and the passage does not meet by half its characters
 (`stranger_count`: "怎么申请公司的报销流程" shares 申请 and 流程 with the grid-connection note, but
 报销 is nowhere in the knowledge base). A passage whose document lists no everyday questions (a
 user's PDF or Word file) needs less of an everyday question in its words (`min_lay_plain`).
-Otherwise the agent says it does not know instead of citing something merely nearby.
+Meaning across wording (session 11, USE multilingual, `tools.kb.meaning`): a Chinese question close
+to one of a note's everyday questions is held to a lower everyday-words floor there (`near_asked`),
+a question word close to a word the corpus uses (补助款 ~ 补助) is no stranger and no uncovered
+subject (`bridge_floor`), and a Chinese word match with a note needs some closeness to its questions
+(`min_asked_agree`). Otherwise the agent says it does not know instead of citing something merely
+nearby.
 """
 
 from __future__ import annotations
