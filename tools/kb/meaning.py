@@ -23,13 +23,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from tools.kb.corpus import KbPassage
 
-__all__ = ["QuestionMeaning", "asked_texts"]
+__all__ = ["QuestionMeaning", "asked_texts", "warm_up"]
 
 
 def asked_texts(passages: Iterable[KbPassage]) -> dict[str, list[str]]:
@@ -133,3 +134,17 @@ class QuestionMeaning:
             if near:
                 out[word] = {vocabulary[j]: float(row[j]) for j in near if vocabulary[j] != word}
         return out
+
+
+def warm_up(dirs: Sequence[Path]) -> None:
+    """Load the model and embed the everyday questions and words of the documents under `dirs` now.
+
+    A server's warm-up calls it (plangraph/warm.py), so that its first knowledge question does not
+    pay the ≈2 s of reading the model and embedding the notes (the vectors are kept per process).
+    """
+    from tools.kb.corpus import read_document, scan_documents
+    from tools.kb.search import HybridRanker
+
+    passages = [p for key, path in scan_documents(dirs).items() for p in read_document(path, key)]
+    texts = [t for ts in asked_texts(passages).values() for t in ts]
+    QuestionMeaning().prepare([*texts, *HybridRanker(passages).vocabulary])
