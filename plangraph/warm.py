@@ -24,6 +24,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from graphs.context import Context
 from graphs.main import build_graph
 from graphs.services import ServiceHub
+from tools.kb.corpus import SHIPPED_KB_DIR
+from tools.kb.meaning import warm_up as warm_meaning
 
 __all__ = ["WARM_UP_REQUESTS", "warm_up"]
 
@@ -63,6 +65,7 @@ def warm_up(context: Context | None = None) -> float:
                     conversation_id=f"warm-up-{i}",
                 )
                 PlanRunner(graph, ctx, services=hub).run(request)
+            warm_meaning([SHIPPED_KB_DIR])  # the knowledge base's meaning model and the notes' vectors
         except Exception:
             log.warning("warm-up turn failed; the first request will load what it needs", exc_info=True)
         finally:

@@ -26,6 +26,7 @@ from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings, Fa
 
 from tools.kb.corpus import KbPassage, file_sha, read_document, scan_documents
 from tools.kb.loaders import KbFileError
+from tools.kb.meaning import QuestionMeaning, asked_texts
 from tools.kb.search import HybridRanker, KbHit, RankerSettings, passage_tokens
 from tools.kb.uploads import SHARED, UploadStore
 
@@ -73,7 +74,9 @@ class KnowledgeIndex:
         embeddings: Embeddings,
         settings: RankerSettings | None = None,
         chroma_url: str | None = None,
+        meaning: QuestionMeaning | None = None,
     ) -> None:
+        """`meaning` compares a question with the documents' everyday questions (default: USE multilingual)."""
         from tools.kb._chroma import ChromaEmbeddings, kb_client
 
         self.dirs = list(dirs)
@@ -98,6 +101,8 @@ class KnowledgeIndex:
             embeddings,
         )
         self._doc_summary: dict[str, str] = {}  # doc_key → its summary id, for this view
+        self.meaning = meaning or QuestionMeaning()
+        self._asked: dict[str, list[str]] = {}  # doc_key → its everyday questions and title, for this view
         self._seen: tuple[Any, ...] | None = None  # (folder passages, uploads version) of the ranker
         self._folder_tokens: dict[str, list[str]] = {}  # shared by the user views (shallow copies)
         self._summaries: dict[str, list[float]] = {}  # summary id → unit vector, shared likewise
@@ -116,7 +121,7 @@ class KnowledgeIndex:
             if view is None:
                 view = copy.copy(self)
                 view.user, view._ranker, view._seen, view._views = user, None, None, {}
-                view._doc_summary = {}
+                view._doc_summary, view._asked = {}, {}
                 self._views[user] = view
             return view
 
@@ -154,6 +159,7 @@ class KnowledgeIndex:
                 passages = folder + self.uploads.passages(self.owners)
                 self._ranker = HybridRanker(passages, self.settings, tokens)
                 self._embed_summaries(passages)
+                self._asked = asked_texts(passages)
                 self._seen = (hash(tuple(sorted(p.passage_id for p in folder))), version)
             return report
 
@@ -188,7 +194,12 @@ class KnowledgeIndex:
                 vector.update({pid: 1.0 - float(d) for pid, d in zip(ids, distances, strict=True)})
             # a test stand-in's vectors mean nothing: its summary similarities neither answer nor veto
             summaries = None if isinstance(self.embeddings, _FAKES) else self._summary_scores(embedding)
-            return self._ranker.rank(query, vector, k, summaries)
+            floor = self.settings.bridge_floor
+            words = self._ranker.bridge_terms(query) if floor <= 1.0 else []
+            self.meaning.begin([query, *words])  # one batch for the question and its words
+            asked = self.meaning.closeness(query, self._asked)
+            bridges = self.meaning.bridges(words, self._ranker.vocabulary, floor)
+            return self._ranker.rank(query, vector, k, summaries, asked, bridges)
 
     def query_terms(self, query: str) -> list[str]:
         """The topic terms of `query` as the ranker sees them (call `refresh` first)."""

@@ -92,7 +92,7 @@ def test_a_users_file_without_everyday_questions_has_a_lower_everyday_floor():
         return [h.passage.source for h in ranker.rank(question, {}, k=3) if h.relevant]
 
     answered = sum(q["section"] in cited(RankerSettings(), q["question"]) for q in dev if q["section"])
-    assert answered >= 5  # of 8 (bench/kb_relevance.py, MiniLM: the same 5)
+    assert answered >= 4  # of 8 (bench/kb_relevance.py, MiniLM: the same 4; 5 before session 11's 0.45 floor)
     assert all(cited(RankerSettings(), q["question"]) == [] for q in dev if not q["section"])
     # held to the floor of a note that lists its everyday questions, the manual answered none of them
     strict = RankerSettings(min_lay_plain=RankerSettings().min_lay)
