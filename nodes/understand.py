@@ -433,6 +433,8 @@ def _named(
             )
             values = supposed or (_states_values(clause, specs) and not _is_question(clause))
             found = _best_agent(words, specs, index, VALUES_CLAUSE_FLOOR if values else CLAUSE_FLOOR)
+            if found is None and values and not supposed:
+                found = _named_beside_values(words, specs, index)
             if found and specs[found].vocabulary is not None:
                 found = _about_the_project(words, found, query, specs, index)
             if (
@@ -515,6 +517,39 @@ def _no_project(
 def _fact_corpus(specs: Mapping[str, AgentSpec]) -> str:
     """The corpus agent that judges fact questions (the knowledge base: `vocabulary` and `serves`), or ''."""
     return next((n for n, s in specs.items() if s.vocabulary is not None and s.serves is not None), "")
+
+
+def _named_beside_values(clause: str, specs: Mapping[str, AgentSpec], index: RouteIndex) -> str | None:
+    """The agent a word of work names in a clause of values ("stress-test the returns of a 2 MW plant").
+
+    The values say which project; a word only one agent's texts use says what to do with it
+    (`RouteIndex.named_alone`). Agents that name themselves by structure (`claims`) or whose texts
+    are a corpus's vocabulary are not named so.
+    """
+    among = [i for i, r in enumerate(index.routes) if not r.is_template and r.name in specs]
+    eligible = [
+        i
+        for i in among
+        if specs[index.routes[i].name].claims is None and specs[index.routes[i].name].vocabulary is None
+    ]
+    # a value's name ("capex", "电价": followed by a number it states an input) says which value, not work
+    is_value_name = value_names(specs)
+    found = index.named_alone(clause, among, eligible, skip=is_value_name)
+    # one rare word beside values is an accident ("老板让我算算…": the boss asks, no report); a phrase of
+    # the agent's own texts (two of their words: "stress-test the returns") asks for its work
+    found = [i for i in found if index.shared_terms(clause)[i] >= 2]
+    return index.routes[found[0]].name if len(found) == 1 else None
+
+
+def value_names(specs: Mapping[str, AgentSpec]) -> Callable[[str], bool]:
+    """Whether a word is the name of an input value: followed by a number, a producer's parser reads it."""
+    parsers = [specs[name].parse_answer for name in _producers(specs) if specs[name].inputs]
+
+    @lru_cache(maxsize=4096)
+    def is_name(word: str) -> bool:
+        return any(k != "reuse_previous" for parse in parsers for k in parse(f"{word} 1"))
+
+    return is_name
 
 
 def _with_inputs(names: Sequence[str], specs: Mapping[str, AgentSpec]) -> list[str]:
