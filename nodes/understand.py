@@ -423,9 +423,12 @@ def _named(
     asked: list[str] = []
     excluded: set[str] = set()
     alternative = ""
+    claiming = [n for n, s in specs.items() if s.claims is not None and any(s.claims(c) for c in clauses(query))]
     for clause, negated in (part for c in clauses(query) for part in _scopes(c, index)):
         words = clause if referents else index.without_referents(clause)
         named = [n for n, s in specs.items() if s.claims is not None and s.claims(clause)]
+        if not named:  # "…IRR要做到30%，光伏装多大合适": the unknown of a target another clause sets
+            named = _unknown_of(clause, claiming, specs)
         if not named:  # a clause of values names an agent by its words only when it says much more
             supposed = held and (
                 (_supposes(clause) and bool(_inputs_stated(clause, specs)))
@@ -517,6 +520,22 @@ def _no_project(
 def _fact_corpus(specs: Mapping[str, AgentSpec]) -> str:
     """The corpus agent that judges fact questions (the knowledge base: `vocabulary` and `serves`), or ''."""
     return next((n for n, s in specs.items() if s.vocabulary is not None and s.serves is not None), "")
+
+
+def _unknown_of(clause: str, claiming: Sequence[str], specs: Mapping[str, AgentSpec]) -> list[str]:
+    """The agent whose own input a clause names as the unknown of the request's target.
+
+    A target set in one clause ("IRR要做到30%") and the value sought asked in another ("光伏装多大
+    合适", "what tariff would that take") are one piece of work: the clause asking for the
+    unknown (an input of the agent claiming the target, read by its parser) states no value.
+    """
+    if _states_values(clause, specs):
+        return []
+    for name in claiming:
+        own = {f.name for f in specs[name].inputs}
+        if own & set(specs[name].parse_answer(clause)):
+            return [name]
+    return []
 
 
 def _named_beside_values(clause: str, specs: Mapping[str, AgentSpec], index: RouteIndex) -> str | None:
@@ -743,12 +762,35 @@ def _best_agent(clause: str, specs: Mapping[str, AgentSpec], index: RouteIndex, 
         declared = index.shares_declared(clause)[ranked[0]]
         if index.shared_terms(clause)[ranked[0]] < 2 and not declared:
             return None
-        if not declared:
+        # a question sharing three of the corpus's words ("can C&I projects still sell all their power
+        # to the grid?") is no accident either: it needs no more than any clause
+        if not declared and not (_is_question(clause) and index.shared_terms(clause)[ranked[0]] >= 3):
             floor = max(floor, 2 * CLAUSE_FLOOR)
     if scores[ranked[0]] < floor and index.closeness(clause)[ranked[0]] < TEMPLATE_CLOSENESS:
         return None  # weak, unless the clause says nearly what one of the agent's examples says
+    workers = [i for i in ranked if specs[index.routes[i].name].vocabulary is None]  # not a corpus's words
+    if not titled[ranked[0]] and ranked[0] in workers and specs[index.routes[ranked[0]].name].claims is None:
+        alike = _alike(workers, index.used_by(clause))
+        if len(alike) > 1:
+            # words several agents use alike name the one the others build on ("这个项目的IRR能到多少":
+            # the calculation's figure), or none ("compute the base case": every consumer's object)
+            names = [index.routes[i].name for i in alike]
+            first = [n for n in names if n in _producers(specs)]
+            return first[0] if first and specs[first[0]].claims is None else None
     top = index.routes[ranked[0]].name
     return top if specs[top].claims is None else None  # it names itself by structure, or not at all
+
+
+def _alike(ranked: Sequence[int], used: Sequence[set[str]]) -> list[int]:
+    """The best route and every other whose texts use all the words of the clause the best one uses.
+
+    When there are several, no word of the clause sets the best route apart ("case", "IRR"): the
+    clause names work only by its title's word or by a word of one agent's own.
+    """
+    best = used[ranked[0]]
+    if not best:
+        return [ranked[0]]
+    return [i for i in ranked if best <= used[i]]
 
 
 def _corpus_rival(clause: str, chosen: str, specs: Mapping[str, AgentSpec], index: RouteIndex) -> str:
