@@ -274,7 +274,8 @@ def understand(
     # a word pointing at something the conversation holds ("that case", "这个方案") asks for no
     # new work of its own, unless nothing else in the request does ("redo that report")
     plain = _named(query, specs, index, referents=True, held=held)
-    asked, excluded, alternative = _named(query, specs, index, referents=False, held=held)
+    said: dict[str, list[str]] = {}
+    asked, excluded, alternative = _named(query, specs, index, referents=False, held=held, said=said)
     if not asked:
         asked, excluded, alternative = plain
     stated = _inputs_stated(query, specs)
@@ -326,12 +327,24 @@ def understand(
                 asked.insert(0, producer)
     else:  # nothing new was said: work on what the conversation already holds
         asked = [a for a in asked if not (a in producers and set(specs[a].produces) & needed & existing)]
-    steps = compose(asked, specs)
+    steps = _with_requirements(compose(asked, specs), said)
     # several steps are one question's when it asks a fact ("积了灰，发电量会少多少"): the corpus may answer it
     one_question = len(steps) == 1 or all(_asks_a_fact(a, query, specs, index) for a in asked)
     if not one_question or alternative in asked:
         alternative = ""
     return Understanding(lang, steps=steps, note="clauses → agents", alternative=alternative)
+
+
+def _with_requirements(steps: list[dict], said: Mapping[str, list[str]]) -> list[dict]:
+    """Each step of a combined request with the words that asked for it as its requirement.
+
+    "绍兴工商业800kW帮忙测算一下；另外现在工商业光伏还能选全额上网吗？": the knowledge step's
+    question is its own clause, not the whole request (a step of one request keeps the request;
+    a step no clause named, a producer added for what others consume, too).
+    """
+    if len(steps) < 2:
+        return steps
+    return [{**s, "requirement": "；".join(said[s["agentName"]])} if said.get(s["agentName"]) else s for s in steps]
 
 
 def _only_a_figure(
@@ -410,7 +423,12 @@ def _blank(text: str, word: str) -> str:
 
 
 def _named(
-    query: str, specs: Mapping[str, AgentSpec], index: RouteIndex, referents: bool, held: bool = False
+    query: str,
+    specs: Mapping[str, AgentSpec],
+    index: RouteIndex,
+    referents: bool,
+    held: bool = False,
+    said: dict[str, list[str]] | None = None,
 ) -> tuple[list[str], set[str], str]:
     """Agents the request's clauses name (in order), those a negated clause refuses, and a corpus rival.
 
@@ -418,7 +436,8 @@ def _named(
     With a result of a producer `held` by the conversation, a clause supposing one of its input
     values ("如果是户用呢", "how about in Taiyuan?") is a statement of values: it asks what that
     result would be with the value, and names other work only on a much stronger match (a
-    conditional word in one of an agent's examples is not enough).
+    conditional word in one of an agent's examples is not enough). `said` collects, per agent, the
+    clauses that named it.
     """
     asked: list[str] = []
     excluded: set[str] = set()
@@ -490,6 +509,8 @@ def _named(
                 excluded.add(name)
             elif name not in asked:
                 asked.append(name)
+            if not negated and said is not None:
+                said.setdefault(name, []).append(clause)
     return asked, excluded, alternative
 
 
@@ -764,7 +785,7 @@ def _best_agent(clause: str, specs: Mapping[str, AgentSpec], index: RouteIndex, 
             return None
         # a question sharing three of the corpus's words ("can C&I projects still sell all their power
         # to the grid?") is no accident either: it needs no more than any clause
-        if not declared and not (_is_question(clause) and index.shared_terms(clause)[ranked[0]] >= 3):
+        if not declared and not (_is_question(clause) and len(index.used_by(clause)[ranked[0]]) >= 3):
             floor = max(floor, 2 * CLAUSE_FLOOR)
     if scores[ranked[0]] < floor and index.closeness(clause)[ranked[0]] < TEMPLATE_CLOSENESS:
         return None  # weak, unless the clause says nearly what one of the agent's examples says

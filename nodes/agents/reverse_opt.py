@@ -56,6 +56,11 @@ def _targets(ctx: StepContext) -> dict[str, Any]:
     for text in ctx.texts():
         found.update(parse_target(text))
         found.update(parse_goal(text))
+    if "solve_for" not in found:  # an answer naming only the variable ("电价", "the feed-in price")
+        answers = ctx.plan_context.get("answers", {}).get(str(ctx.seq_no), [])
+        named = [v for a in answers if (v := named_variable(str(a)))]
+        if named:
+            found["solve_for"] = named[-1]
     goal, unit = found.pop("goal_value", None), found.pop("goal_unit", "")
     if goal is not None and not any(key in found for key, _ in _KINDS):
         # only a new value ("and for 12%?"): the last reverse optimisation's target, with this value
