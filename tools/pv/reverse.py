@@ -165,7 +165,10 @@ def named_variable(text: str) -> str | None:
 # "换成500万呢"): a number with the unit of a target, and nothing but connectives and suppositions.
 _FILLER = (
     r"(?:and|so|ok|okay|then|what about|how about|for|if|with|at|instead|try|say|now|maybe|"
-    r"那|那么|那就|如果|要是|假如|假设|换成|改成|改为|目标|再|就|呢|的话|吧|呀|啊|呐|是|要|达到|到)"
+    r"那|那么|那就|如果|要是|假如|假设|换成|改成|改为|目标|再|就|呢|的话|吧|呀|啊|呐|是|要|达到|到|"
+    # which side of the bound ("and within 5?", "至少10%呢", "8年以内呢"): part of the target, not another value
+    r"within|under|below|above|over|at least|at most|no more than|less than|more than|"
+    r"不超过|不到|以内|之内|内|至少|不低于|不少于|以上|以下)"
 )
 _GOAL_ONLY = re.compile(
     rf"^(?:{_FILLER}\s*)*(?:约\s*)?(\d+(?:\.\d+)?)\s*(%|percent|年|years?|亿元?|万元?|元|yuan|million)?\s*(?:{_FILLER}\s*)*$"

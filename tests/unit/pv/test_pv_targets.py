@@ -142,3 +142,12 @@ def test_a_bare_name_answers_which_variable(text, variable):
 @pytest.mark.parametrize("text", ["造价或者电价", "造价2.8元", "IRR 9%"])
 def test_two_names_or_a_value_answer_no_variable(text):
     assert named_variable(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "unit"),
+    [("And within 5?", 5.0, ""), ("至少11%呢", 11.0, "%"), ("那9年以内呢", 9.0, "年"), ("under 7 years then?", 7.0, "年")],
+)
+def test_a_bound_word_beside_a_bare_value_keeps_it_a_new_target_value(text, value, unit):
+    # "within", "至少", "以内" say which side of the bound the value is on: still only a target's value
+    assert parse_goal(text) == {"goal_value": value, "goal_unit": unit}
