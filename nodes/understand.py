@@ -578,7 +578,11 @@ def _named_beside_values(clause: str, specs: Mapping[str, AgentSpec], index: Rou
     # one rare word beside values is an accident ("老板让我算算…": the boss asks, no report); a phrase of
     # the agent's own texts (two of their words: "stress-test the returns") asks for its work
     found = [i for i in found if index.shared_terms(clause)[i] >= 2]
-    return index.routes[found[0]].name if len(found) == 1 else None
+    # and the clause's words as a whole fit that agent best ("先把…的基础方案算出来": 基础 is a word of
+    # the sensitivity analysis's description, but the clause is the calculation's)
+    scores = index.scores(clause)
+    best = max(among, key=lambda i: scores[i], default=None)
+    return index.routes[found[0]].name if len(found) == 1 and found[0] == best else None
 
 
 def value_names(specs: Mapping[str, AgentSpec]) -> Callable[[str], bool]:

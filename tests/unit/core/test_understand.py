@@ -463,6 +463,8 @@ def test_a_value_name_or_a_lone_rare_word_beside_values_names_no_work():
     # "capex" names a value; "老板" (the boss, who asks) is one word of a report example, no phrase of it
     assert _plan("300 kW warehouse in Foshan, capex 2.9 yuan per watt") == [("pv_calc", [])]
     assert _plan("老板让我看看无锡一个仓库500kW能赚多少") == [("pv_calc", [])]
+    # nor a word of one agent's in a clause whose words as a whole are another's (基础 of "基础方案")
+    assert _plan("先把无锡800kW工商业的基础方案算出来") == [("pv_calc", [])]
 
 
 @pytest.mark.parametrize(
