@@ -344,7 +344,10 @@ def _with_requirements(steps: list[dict], said: Mapping[str, list[str]]) -> list
     """
     if len(steps) < 2:
         return steps
-    return [{**s, "requirement": "；".join(said[s["agentName"]])} if said.get(s["agentName"]) else s for s in steps]
+    return [
+        {**s, "requirement": "；".join(said[s["agentName"]])} if said.get(s["agentName"]) else s
+        for s in steps
+    ]
 
 
 def _only_a_figure(
@@ -442,7 +445,9 @@ def _named(
     asked: list[str] = []
     excluded: set[str] = set()
     alternative = ""
-    claiming = [n for n, s in specs.items() if s.claims is not None and any(s.claims(c) for c in clauses(query))]
+    claiming = [
+        n for n, s in specs.items() if s.claims is not None and any(s.claims(c) for c in clauses(query))
+    ]
     for clause, negated in (part for c in clauses(query) for part in _scopes(c, index)):
         words = clause if referents else index.without_referents(clause)
         named = [n for n, s in specs.items() if s.claims is not None and s.claims(clause)]

@@ -694,7 +694,6 @@ def _sold_all(m: re.Match) -> dict[str, Any]:
     return {} if _THE_REST.search(clause) else {"self_consumption": 0.0}
 
 
-
 # The types' own names (not building words: "我家的厂房" is a family's factory), a word refusing the
 # one after it ("不是户用，是工商业"), and words offering a choice ("工商业还是户用？", "户用和工商业哪个划算").
 _TYPE_NAMES = re.compile(r"工商业|工业|商业|户用|居民|家用")

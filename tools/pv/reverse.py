@@ -157,7 +157,9 @@ def named_variable(text: str) -> str | None:
     An answer to "which value should I solve for?" names it and nothing else; "造价3元" states a
     value, and two names ("造价还是电价") leave the choice open.
     """
-    named = {VARIABLES[m[1]] for m in _UNVALUED.finditer(strip_target(_PER_WATT.sub(" 单瓦造价", normalize(text))))}
+    named = {
+        VARIABLES[m[1]] for m in _UNVALUED.finditer(strip_target(_PER_WATT.sub(" 单瓦造价", normalize(text))))
+    }
     return named.pop() if len(named) == 1 else None
 
 

@@ -133,7 +133,11 @@ def test_a_stated_price_per_watt_is_no_variable():
 
 @pytest.mark.parametrize(
     ("text", "variable"),
-    [("上网电价吧", "feed_in_price"), ("the self-consumption share", "self_consumption"), ("单瓦造价", "capex_yuan_per_w")],
+    [
+        ("上网电价吧", "feed_in_price"),
+        ("the self-consumption share", "self_consumption"),
+        ("单瓦造价", "capex_yuan_per_w"),
+    ],
 )
 def test_a_bare_name_answers_which_variable(text, variable):
     assert named_variable(text) == variable
@@ -146,7 +150,12 @@ def test_two_names_or_a_value_answer_no_variable(text):
 
 @pytest.mark.parametrize(
     ("text", "value", "unit"),
-    [("And within 5?", 5.0, ""), ("至少11%呢", 11.0, "%"), ("那9年以内呢", 9.0, "年"), ("under 7 years then?", 7.0, "年")],
+    [
+        ("And within 5?", 5.0, ""),
+        ("至少11%呢", 11.0, "%"),
+        ("那9年以内呢", 9.0, "年"),
+        ("under 7 years then?", 7.0, "年"),
+    ],
 )
 def test_a_bound_word_beside_a_bare_value_keeps_it_a_new_target_value(text, value, unit):
     # "within", "至少", "以内" say which side of the bound the value is on: still only a target's value
