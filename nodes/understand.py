@@ -792,9 +792,19 @@ def _best_agent(clause: str, specs: Mapping[str, AgentSpec], index: RouteIndex, 
         declared = index.shares_declared(clause)[ranked[0]]
         if index.shared_terms(clause)[ranked[0]] < 2 and not declared:
             return None
-        # a question sharing three of the corpus's words ("can C&I projects still sell all their power
-        # to the grid?") is no accident either: it needs no more than any clause
-        if not declared and not (_is_question(clause) and len(index.used_by(clause)[ranked[0]]) >= 3):
+        # a question about a situation it states (values: "can C&I projects still sell all their power
+        # to the grid?") with three words only the corpus uses is no accident either: it needs no more
+        # than any clause ("Would solar panels on our roof pay off?" states no values: higher floor)
+        used = index.used_by(clause)
+        theirs = set().union(
+            *(
+                used[i]
+                for i, r in enumerate(index.routes)
+                if r.name in specs and specs[r.name].vocabulary is None
+            )
+        )
+        situation = _is_question(clause) and _states_values(clause, specs)
+        if not declared and not (situation and len(used[ranked[0]] - theirs) >= 3):
             floor = max(floor, 2 * CLAUSE_FLOOR)
     if scores[ranked[0]] < floor and index.closeness(clause)[ranked[0]] < TEMPLATE_CLOSENESS:
         return None  # weak, unless the clause says nearly what one of the agent's examples says
