@@ -223,6 +223,30 @@ class RouteIndex:
                     named.append(route)
         return named
 
+    def named_alone(
+        self,
+        text: str,
+        among: Sequence[int],
+        eligible: Sequence[int],
+        skip: Callable[[str], bool] = lambda word: False,
+    ) -> list[int]:
+        """Routes (of `eligible`) a word of `text` names because no other route of `among` uses it.
+
+        Values say which project, a word of work says what to do with it: in "stress-test the
+        returns of a 2 MW plant in Nanjing" the values name the calculation's inputs and "stress",
+        a word only the sensitivity analysis's texts use, names that analysis. Words of one CJK
+        character are jieba's leftovers and name nothing; a word several routes use ("returns",
+        "测算") names none, nor does a word `skip` says is not work (a value's name).
+        """
+        named: list[int] = []
+        for term in dict.fromkeys(self.terms(text)):
+            if len(term) < 2 or skip(term):
+                continue
+            users = list(self.term_shares(term, among))
+            if len(users) == 1 and users[0] in eligible and users[0] not in named:
+                named.append(users[0])
+        return named
+
     def best(self, text: str) -> tuple[Route, float] | None:
         """The best route for `text` and its score (ties: the earlier route), or None."""
         if not self.routes:

@@ -274,7 +274,8 @@ def understand(
     # a word pointing at something the conversation holds ("that case", "这个方案") asks for no
     # new work of its own, unless nothing else in the request does ("redo that report")
     plain = _named(query, specs, index, referents=True, held=held)
-    asked, excluded, alternative = _named(query, specs, index, referents=False, held=held)
+    said: dict[str, list[str]] = {}
+    asked, excluded, alternative = _named(query, specs, index, referents=False, held=held, said=said)
     if not asked:
         asked, excluded, alternative = plain
     stated = _inputs_stated(query, specs)
@@ -326,12 +327,27 @@ def understand(
                 asked.insert(0, producer)
     else:  # nothing new was said: work on what the conversation already holds
         asked = [a for a in asked if not (a in producers and set(specs[a].produces) & needed & existing)]
-    steps = compose(asked, specs)
+    steps = _with_requirements(compose(asked, specs), said)
     # several steps are one question's when it asks a fact ("积了灰，发电量会少多少"): the corpus may answer it
     one_question = len(steps) == 1 or all(_asks_a_fact(a, query, specs, index) for a in asked)
     if not one_question or alternative in asked:
         alternative = ""
     return Understanding(lang, steps=steps, note="clauses → agents", alternative=alternative)
+
+
+def _with_requirements(steps: list[dict], said: Mapping[str, list[str]]) -> list[dict]:
+    """Each step of a combined request with the words that asked for it as its requirement.
+
+    "绍兴工商业800kW帮忙测算一下；另外现在工商业光伏还能选全额上网吗？": the knowledge step's
+    question is its own clause, not the whole request (a step of one request keeps the request;
+    a step no clause named, a producer added for what others consume, too).
+    """
+    if len(steps) < 2:
+        return steps
+    return [
+        {**s, "requirement": "；".join(said[s["agentName"]])} if said.get(s["agentName"]) else s
+        for s in steps
+    ]
 
 
 def _only_a_figure(
@@ -410,7 +426,12 @@ def _blank(text: str, word: str) -> str:
 
 
 def _named(
-    query: str, specs: Mapping[str, AgentSpec], index: RouteIndex, referents: bool, held: bool = False
+    query: str,
+    specs: Mapping[str, AgentSpec],
+    index: RouteIndex,
+    referents: bool,
+    held: bool = False,
+    said: dict[str, list[str]] | None = None,
 ) -> tuple[list[str], set[str], str]:
     """Agents the request's clauses name (in order), those a negated clause refuses, and a corpus rival.
 
@@ -418,14 +439,20 @@ def _named(
     With a result of a producer `held` by the conversation, a clause supposing one of its input
     values ("如果是户用呢", "how about in Taiyuan?") is a statement of values: it asks what that
     result would be with the value, and names other work only on a much stronger match (a
-    conditional word in one of an agent's examples is not enough).
+    conditional word in one of an agent's examples is not enough). `said` collects, per agent, the
+    clauses that named it.
     """
     asked: list[str] = []
     excluded: set[str] = set()
     alternative = ""
+    claiming = [
+        n for n, s in specs.items() if s.claims is not None and any(s.claims(c) for c in clauses(query))
+    ]
     for clause, negated in (part for c in clauses(query) for part in _scopes(c, index)):
         words = clause if referents else index.without_referents(clause)
         named = [n for n, s in specs.items() if s.claims is not None and s.claims(clause)]
+        if not named:  # "…IRR要做到30%，光伏装多大合适": the unknown of a target another clause sets
+            named = _unknown_of(clause, claiming, specs)
         if not named:  # a clause of values names an agent by its words only when it says much more
             supposed = held and (
                 (_supposes(clause) and bool(_inputs_stated(clause, specs)))
@@ -433,6 +460,8 @@ def _named(
             )
             values = supposed or (_states_values(clause, specs) and not _is_question(clause))
             found = _best_agent(words, specs, index, VALUES_CLAUSE_FLOOR if values else CLAUSE_FLOOR)
+            if found is None and values and not supposed:
+                found = _named_beside_values(words, specs, index)
             if found and specs[found].vocabulary is not None:
                 found = _about_the_project(words, found, query, specs, index)
             if (
@@ -485,6 +514,8 @@ def _named(
                 excluded.add(name)
             elif name not in asked:
                 asked.append(name)
+            if not negated and said is not None:
+                said.setdefault(name, []).append(clause)
     return asked, excluded, alternative
 
 
@@ -515,6 +546,59 @@ def _no_project(
 def _fact_corpus(specs: Mapping[str, AgentSpec]) -> str:
     """The corpus agent that judges fact questions (the knowledge base: `vocabulary` and `serves`), or ''."""
     return next((n for n, s in specs.items() if s.vocabulary is not None and s.serves is not None), "")
+
+
+def _unknown_of(clause: str, claiming: Sequence[str], specs: Mapping[str, AgentSpec]) -> list[str]:
+    """The agent whose own input a clause names as the unknown of the request's target.
+
+    A target set in one clause ("IRR要做到30%") and the value sought asked in another ("光伏装多大
+    合适", "what tariff would that take") are one piece of work: the clause asking for the
+    unknown (an input of the agent claiming the target, read by its parser) states no value.
+    """
+    if _states_values(clause, specs):
+        return []
+    for name in claiming:
+        own = {f.name for f in specs[name].inputs}
+        if own & set(specs[name].parse_answer(clause)):
+            return [name]
+    return []
+
+
+def _named_beside_values(clause: str, specs: Mapping[str, AgentSpec], index: RouteIndex) -> str | None:
+    """The agent a word of work names in a clause of values ("stress-test the returns of a 2 MW plant").
+
+    The values say which project; a word only one agent's texts use says what to do with it
+    (`RouteIndex.named_alone`). Agents that name themselves by structure (`claims`) or whose texts
+    are a corpus's vocabulary are not named so.
+    """
+    among = [i for i, r in enumerate(index.routes) if not r.is_template and r.name in specs]
+    eligible = [
+        i
+        for i in among
+        if specs[index.routes[i].name].claims is None and specs[index.routes[i].name].vocabulary is None
+    ]
+    # a value's name ("capex", "电价": followed by a number it states an input) says which value, not work
+    is_value_name = value_names(specs)
+    found = index.named_alone(clause, among, eligible, skip=is_value_name)
+    # one rare word beside values is an accident ("老板让我算算…": the boss asks, no report); a phrase of
+    # the agent's own texts (two of their words: "stress-test the returns") asks for its work
+    found = [i for i in found if index.shared_terms(clause)[i] >= 2]
+    # and the clause's words as a whole fit that agent best ("先把…的基础方案算出来": 基础 is a word of
+    # the sensitivity analysis's description, but the clause is the calculation's)
+    scores = index.scores(clause)
+    best = max(among, key=lambda i: scores[i], default=None)
+    return index.routes[found[0]].name if len(found) == 1 and found[0] == best else None
+
+
+def value_names(specs: Mapping[str, AgentSpec]) -> Callable[[str], bool]:
+    """Whether a word is the name of an input value: followed by a number, a producer's parser reads it."""
+    parsers = [specs[name].parse_answer for name in _producers(specs) if specs[name].inputs]
+
+    @lru_cache(maxsize=4096)
+    def is_name(word: str) -> bool:
+        return any(k != "reuse_previous" for parse in parsers for k in parse(f"{word} 1"))
+
+    return is_name
 
 
 def _with_inputs(names: Sequence[str], specs: Mapping[str, AgentSpec]) -> list[str]:
@@ -708,12 +792,45 @@ def _best_agent(clause: str, specs: Mapping[str, AgentSpec], index: RouteIndex, 
         declared = index.shares_declared(clause)[ranked[0]]
         if index.shared_terms(clause)[ranked[0]] < 2 and not declared:
             return None
-        if not declared:
+        # a question about a situation it states (values: "can C&I projects still sell all their power
+        # to the grid?") with three words only the corpus uses is no accident either: it needs no more
+        # than any clause ("Would solar panels on our roof pay off?" states no values: higher floor)
+        used = index.used_by(clause)
+        theirs = set().union(
+            *(
+                used[i]
+                for i, r in enumerate(index.routes)
+                if r.name in specs and specs[r.name].vocabulary is None
+            )
+        )
+        situation = _is_question(clause) and _states_values(clause, specs)
+        if not declared and not (situation and len(used[ranked[0]] - theirs) >= 3):
             floor = max(floor, 2 * CLAUSE_FLOOR)
     if scores[ranked[0]] < floor and index.closeness(clause)[ranked[0]] < TEMPLATE_CLOSENESS:
         return None  # weak, unless the clause says nearly what one of the agent's examples says
+    workers = [i for i in ranked if specs[index.routes[i].name].vocabulary is None]  # not a corpus's words
+    if not titled[ranked[0]] and ranked[0] in workers and specs[index.routes[ranked[0]].name].claims is None:
+        alike = _alike(workers, index.used_by(clause))
+        if len(alike) > 1:
+            # words several agents use alike name the one the others build on ("这个项目的IRR能到多少":
+            # the calculation's figure), or none ("compute the base case": every consumer's object)
+            names = [index.routes[i].name for i in alike]
+            first = [n for n in names if n in _producers(specs)]
+            return first[0] if first and specs[first[0]].claims is None else None
     top = index.routes[ranked[0]].name
     return top if specs[top].claims is None else None  # it names itself by structure, or not at all
+
+
+def _alike(ranked: Sequence[int], used: Sequence[set[str]]) -> list[int]:
+    """The best route and every other whose texts use all the words of the clause the best one uses.
+
+    When there are several, no word of the clause sets the best route apart ("case", "IRR"): the
+    clause names work only by its title's word or by a word of one agent's own.
+    """
+    best = used[ranked[0]]
+    if not best:
+        return [ranked[0]]
+    return [i for i in ranked if best <= used[i]]
 
 
 def _corpus_rival(clause: str, chosen: str, specs: Mapping[str, AgentSpec], index: RouteIndex) -> str:

@@ -31,7 +31,16 @@ from tools.contracts import AgentExecResult
 from tools.lang import pick
 from tools.pv.inputs import normalize, parse_fields
 from tools.pv.resolve import Resolution, fmt, label
-from tools.pv.reverse import BOUNDS, VARIABLES, goal_target, parse_goal, parse_target, solve, strip_target
+from tools.pv.reverse import (
+    BOUNDS,
+    VARIABLES,
+    goal_target,
+    named_variable,
+    parse_goal,
+    parse_target,
+    solve,
+    strip_target,
+)
 from tools.pv.text import money, pct, years
 
 __all__ = ["AGENT", "REVERSE", "run"]
@@ -47,6 +56,11 @@ def _targets(ctx: StepContext) -> dict[str, Any]:
     for text in ctx.texts():
         found.update(parse_target(text))
         found.update(parse_goal(text))
+    if "solve_for" not in found:  # an answer naming only the variable ("电价", "the feed-in price")
+        answers = ctx.plan_context.get("answers", {}).get(str(ctx.seq_no), [])
+        named = [v for a in answers if (v := named_variable(str(a)))]
+        if named:
+            found["solve_for"] = named[-1]
     goal, unit = found.pop("goal_value", None), found.pop("goal_unit", "")
     if goal is not None and not any(key in found for key, _ in _KINDS):
         # only a new value ("and for 12%?"): the last reverse optimisation's target, with this value
@@ -109,7 +123,19 @@ def run(ctx: StepContext) -> AgentExecResult:
             ),
             ["target_irr"],
         )
-    variable = target.get("solve_for", "capex_yuan_per_w")
+    variable = target.get("solve_for")
+    if variable is None:  # the words name no variable: which one is the user's to say, not a default's
+        return ctx.interrupted(
+            pick(
+                lang,
+                f"要达到{_goal_text(kind, goal, lang)}，请告诉我反推哪个参数：单瓦造价、电价、上网电价、自发自用比例"
+                "或装机容量（反推装机容量还需要年用电量）。",
+                f"To reach {_goal_text(kind, goal, lang)}, which value should I solve for: the cost per watt, the "
+                "electricity price, the feed-in price, the self-consumption share or the capacity (the capacity "
+                "also needs the yearly consumption)?",
+            ),
+            ["solve_for"],
+        )
     load = gather_fields(ctx, strip_target).get("annual_load_kwh")
     if variable == "capacity_kw" and load is None:
         return ctx.interrupted(
@@ -249,6 +275,7 @@ def _rounded(variable: str, value: float, lang: str) -> str:
 
 _BOUND = re.compile(
     r"最高|最低|最大|最小|最多|最少|上限|下限|至少|至多|起码|反推|倒推|寻优|反算|(?:降|压|涨|提|升|控制|调)(?:到|在|至)多少"
+    r"|(?:得|要|需要|必须|应该|能)多(?:高|低|大|小|便宜|贵)"  # "自用比例得多高": how far it must go
     r"|maximum|minimum|at (?:most|least)",
     re.I,
 )
@@ -264,8 +291,11 @@ def asks_to_solve(text: str) -> bool:
 
 
 def parse_answer(text: str) -> dict[str, Any]:
-    """Target, variable and calculation fields in a user's answer."""
-    return {**parse_fields(strip_target(text)), **parse_target(text), **parse_goal(text)}
+    """Target, variable and calculation fields in a user's answer ("电价", "the feed-in price": the variable)."""
+    found = {**parse_fields(strip_target(text)), **parse_target(text), **parse_goal(text)}
+    if "solve_for" not in found and (variable := named_variable(text)) is not None:
+        found["solve_for"] = variable
+    return found
 
 
 AGENT = AgentSpec(

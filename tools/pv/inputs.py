@@ -238,6 +238,16 @@ _ENGLISH: tuple[tuple[str, str | Callable[[re.Match], str]], ...] = (
         r"reach(?:es|ed|ing)?|hit|get|gets|achieve[sd]?|target(?:ing)?)\b\s*(?:to\b)?",
         " ",
     ),
+    # a superlative of size applied to the plant names its capacity ("the largest PV system", "the
+    # biggest array we can put up", "the smallest installation that …")
+    (
+        r"\b(?:largest|biggest|maximum|max)\s+(?:possible\s+)?(?:(?:pv|solar|rooftop)\s+)*(?:system|plant|array|installation)s?\b",
+        "最大装机容量",
+    ),
+    (
+        r"\b(?:smallest|minimum|min)\s+(?:possible\s+)?(?:(?:pv|solar|rooftop)\s+)*(?:system|plant|array|installation)s?\b",
+        "最小装机容量",
+    ),
     (r"\b(?:optimal|optimum|ideal|best|right)\b", "最佳"),
     (r"\b(?:highest|maximum|max|most|upper limit)\b", "最高"),
     (r"\b(?:lowest|minimum|min|least|lower limit)\b", "最低"),
@@ -632,7 +642,8 @@ _RULES: tuple[tuple[str, Callable[[re.Match], dict[str, Any]]], ...] = (
     ),
     # the verb forms: "自己能用掉70%", "消纳80%", "70%的电自己用"
     (
-        rf"(?:用掉|用了|消纳掉?|消耗掉|吃掉|自己用)\s*(?:了|掉)?\s*(?:约|大概|大约)?\s*{_N}\s*%",
+        # an adverb between the owner and the verb ("自己只用一成", "自己就能用掉三成") leaves the verb as it is
+        rf"(?:用掉|用了|消纳掉?|消耗掉|吃掉|自己\s*(?:只|仅|就|能|可以|大概|大约|约)*\s*用)\s*(?:了|掉)?\s*(?:约|大概|大约)?\s*{_N}\s*%",
         lambda m: {"self_consumption": _ratio(m[1], "%")},
     ),
     (
@@ -650,7 +661,7 @@ _RULES: tuple[tuple[str, Callable[[re.Match], dict[str, Any]]], ...] = (
         lambda m: {"self_consumption": 1.0},
     ),
     # all of it sold ("电全部卖给电网", "都卖掉"): full export
-    (r"(?:全部|全都|都|全)\s*(?:卖给电网|卖给国家|卖掉|卖了|上网)", lambda m: {"self_consumption": 0.0}),
+    (r"(?:全部|全都|都|全)\s*(?:卖给电网|卖给国家|卖掉|卖了|上网)", lambda m: _sold_all(m)),
     (rf"首年(?:组件)?衰减率?{_S}{_N}\s*(%)?", lambda m: {"first_year_degradation": _ratio(m[1], m[2])}),
     (
         rf"(?:逐年|年均|每年|线性|年)衰减率?{_S}{_N}\s*(%)?",
@@ -668,6 +679,19 @@ _RULES: tuple[tuple[str, Callable[[re.Match], dict[str, Any]]], ...] = (
     (rf"{_N}\s*%\s*的?(?:折现率|贴现率)", lambda m: {"discount_rate": _ratio(m[1], "%")}),
 )
 _COMPILED = tuple((re.compile(p), h) for p, h in _RULES)
+
+# The remainder as a subject ("其余都上网", "剩下的电全部卖给电网"): what is left after self-use is sold.
+_THE_REST = re.compile(r"其余|剩下|剩余|余下|多余|其他|其它")
+
+
+def _sold_all(m: re.Match) -> dict[str, Any]:
+    """Full export (0 % self-consumption), unless what is sold is the rest of the output.
+
+    "电都卖给电网" sells all of it; "自己用一成，其余都上网" sells what is left after self-use, which
+    says nothing about the share (the clause before it does).
+    """
+    clause = re.split(r"[，。,;；!！?？]", m.string[: m.start()])[-1]
+    return {} if _THE_REST.search(clause) else {"self_consumption": 0.0}
 
 
 # The types' own names (not building words: "我家的厂房" is a family's factory), a word refusing the

@@ -18,7 +18,16 @@ from tools.pv.economics import simulate
 from tools.pv.inputs import normalize
 from tools.pv.resolve import PLAUSIBLE
 
-__all__ = ["BOUNDS", "VARIABLES", "goal_target", "parse_goal", "parse_target", "solve", "strip_target"]
+__all__ = [
+    "BOUNDS",
+    "VARIABLES",
+    "goal_target",
+    "named_variable",
+    "parse_goal",
+    "parse_target",
+    "solve",
+    "strip_target",
+]
 
 _N = r"((?:(?<![\d.])-)?\d+(?:\.\d+)?)"
 _IRR = (
@@ -54,6 +63,10 @@ VARIABLES: dict[str, str] = {
     "上网电价": "feed_in_price",
     "燃煤基准价": "feed_in_price",
     "单瓦造价": "capex_yuan_per_w",
+    "单瓦价格": "capex_yuan_per_w",
+    "每瓦价格": "capex_yuan_per_w",
+    "单瓦": "capex_yuan_per_w",
+    "每瓦": "capex_yuan_per_w",
     "造价": "capex_yuan_per_w",
     "投资": "capex_yuan_per_w",
     "成本": "capex_yuan_per_w",
@@ -67,7 +80,9 @@ VARIABLES: dict[str, str] = {
     "装多少": "capacity_kw",
 }
 _WORDS = "|".join(sorted(VARIABLES, key=len, reverse=True))
-_ASKED = r"多少|多大|几|最高|最低|最大|最小|上限|下限|需要|应|要降|要到|能到|降到|提高到|至少|起码"
+# "多" before an adjective of degree asks how much ("得多高", "要多便宜", "能多大"), as 多少 does
+_DEGREE = r"多(?:高|低|大|小|便宜|贵|长|短)"
+_ASKED = _DEGREE + r"|多少|多大|几|最高|最低|最大|最小|上限|下限|需要|应|要降|要到|能到|降到|提高到|至少|起码"
 _VARIABLE = (
     re.compile(rf"({_WORDS})[^,，。;；\d]{{0,8}}?(?:{_ASKED})"),
     re.compile(rf"(?:多少|多大|最高|最低|最大|最小|怎样的|什么样的?)[^,，。;；\d]{{0,12}}?({_WORDS})"),
@@ -100,9 +115,14 @@ def strip_target(text: str) -> str:
     return text
 
 
+# A price per watt with no amount before it ("how cheap per watt", "what can I pay per watt") is the
+# cost per watt asked about; "3.5 yuan per watt" states it.
+_PER_WATT = re.compile(r"(?<![\d.元\s])\s*/w(?:p)?\b")
+
+
 def parse_target(text: str) -> dict[str, Any]:
     """`{"target_irr": 0.08}`, `{"target_npv": 1e6}` or `{"target_payback": 6.0}`, plus `"solve_for"`."""
-    text = normalize(text)
+    text = _PER_WATT.sub(" 单瓦造价", normalize(text))
     found: dict[str, Any] = {}
     if match := next((m for p in _IRR if (m := p.search(text))), None):
         found["target_irr"] = float(match[1]) / 100
@@ -131,11 +151,26 @@ def parse_target(text: str) -> dict[str, Any]:
     return found
 
 
+def named_variable(text: str) -> str | None:
+    """The one variable `text` names without a value ("造价", "the feed-in price"), else None.
+
+    An answer to "which value should I solve for?" names it and nothing else; "造价3元" states a
+    value, and two names ("造价还是电价") leave the choice open.
+    """
+    named = {
+        VARIABLES[m[1]] for m in _UNVALUED.finditer(strip_target(_PER_WATT.sub(" 单瓦造价", normalize(text))))
+    }
+    return named.pop() if len(named) == 1 else None
+
+
 # A fragment giving only a new value for the target ("and for 12%?", "那15%呢", "what about 8 years?",
 # "换成500万呢"): a number with the unit of a target, and nothing but connectives and suppositions.
 _FILLER = (
     r"(?:and|so|ok|okay|then|what about|how about|for|if|with|at|instead|try|say|now|maybe|"
-    r"那|那么|那就|如果|要是|假如|假设|换成|改成|改为|目标|再|就|呢|的话|吧|呀|啊|呐|是|要|达到|到)"
+    r"那|那么|那就|如果|要是|假如|假设|换成|改成|改为|目标|再|就|呢|的话|吧|呀|啊|呐|是|要|达到|到|"
+    # which side of the bound ("and within 5?", "至少10%呢", "8年以内呢"): part of the target, not another value
+    r"within|under|below|above|over|at least|at most|no more than|less than|more than|"
+    r"不超过|不到|以内|之内|内|至少|不低于|不少于|以上|以下)"
 )
 _GOAL_ONLY = re.compile(
     rf"^(?:{_FILLER}\s*)*(?:约\s*)?(\d+(?:\.\d+)?)\s*(%|percent|年|years?|亿元?|万元?|元|yuan|million)?\s*(?:{_FILLER}\s*)*$"

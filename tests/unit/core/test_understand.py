@@ -445,3 +445,67 @@ def test_a_template_is_used_only_when_the_words_ask_for_what_it_ends_in():
     # near "敏感性分析报告" (a template's name) but no report asked: the analysis, after the calculation
     assert _plan("温州工商业900kW，做个敏感性分析吧") == [("pv_calc", []), ("sensitivity", [0])]
     assert [s for s, _ in _plan("想做一个光伏测算报告")] == ["pv_calc", "sensitivity", "report"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Please stress-test the IRR of a 1.5 MW factory in Wuxi",
+        "Stress-test the returns on 800 kW of rooftop solar for a hotel in Xiamen",
+    ],
+)
+def test_a_word_only_one_agent_uses_names_it_beside_values(text):
+    # the values say which project, "stress-test … returns" (the sensitivity analysis's words) what to do
+    assert _plan(text) == [("pv_calc", []), ("sensitivity", [0])]
+
+
+def test_a_value_name_or_a_lone_rare_word_beside_values_names_no_work():
+    # "capex" names a value; "老板" (the boss, who asks) is one word of a report example, no phrase of it
+    assert _plan("300 kW warehouse in Foshan, capex 2.9 yuan per watt") == [("pv_calc", [])]
+    assert _plan("老板让我看看无锡一个仓库500kW能赚多少") == [("pv_calc", [])]
+    # nor a word of one agent's in a clause whose words as a whole are another's (基础 of "基础方案")
+    assert _plan("先把无锡800kW工商业的基础方案算出来") == [("pv_calc", [])]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Hangzhou 600 kW commercial, compute the base case and then a tornado chart",
+            [("pv_calc", []), ("sensitivity", [0])],
+        ),
+        (
+            "Xiamen 2 MW warehouse: do the base case, then the tariff needed for payback within 5 years",
+            [("pv_calc", []), ("reverse_opt", [0])],
+        ),
+    ],
+)
+def test_a_word_every_agent_works_on_names_none_of_them(text, expected):
+    # "the base case" is what the sensitivity analysis and the report work on: no report was asked for
+    assert _plan(text) == expected
+
+
+def test_a_figure_every_agent_speaks_of_is_the_calculations():
+    assert _plan("那个厂房项目的内部收益率大概能有多少") == [("pv_calc", [])]
+
+
+def test_a_clause_asking_only_for_the_unknown_of_a_target_is_the_reverse_optimisation():
+    # the target in one clause, the value sought in another: one reverse optimisation, and no
+    # calculation that would ask for a capacity that is the unknown
+    assert _plan("长沙工商业，年用电300万度，IRR要做到16%，光伏能装多大") == [("reverse_opt", [])]
+    assert _plan("温州工商业1.5MW，要7年回本，自用比例得多高") == [("pv_calc", []), ("reverse_opt", [0])]
+
+
+def test_a_question_sharing_three_of_the_corpus_words_beside_a_project_asks_it():
+    text = "Work out 2 MW commercial in Wuxi, and also tell me: can factories still sell all their power to the grid?"
+    assert _plan(text) == [("pv_calc", []), ("knowledge", [])]
+
+
+def test_each_step_of_a_combined_request_gets_the_words_that_asked_for_it():
+    found = understand(
+        "嘉兴工商业1MW先测一下；另外问一下分布式光伏现在还有补贴吗？", SPECS, INDEX, InMemoryResults()
+    )
+    steps = {s["agentName"]: s["requirement"] for s in found.steps}
+    assert steps["knowledge"] == "问一下分布式光伏现在还有补贴吗" and "补贴" not in steps["pv_calc"]
+    single = understand("嘉兴工商业1MW先测一下", SPECS, INDEX, InMemoryResults())
+    assert [s["requirement"] for s in single.steps] == [""]  # the planner gives a lone step the request

@@ -292,3 +292,18 @@ def test_reverse_opt_answers_only_within_the_values_a_calculation_accepts(conv):
         "context"
     ]
     assert fine["feasible"] and 0.1 <= fine["value"] <= 1.0
+
+
+def test_reverse_opt_asks_which_variable_when_the_words_name_none(conv):
+    # a target alone: which value to solve for is the user's to say, not a default (cost per watt)
+    asked = conv.run(reverse_opt, "苏州工商业1MW，IRR要到14%")
+    assert asked["status"] == "interrupted" and asked["context"]["missing"] == ["solve_for"]
+    assert "上网电价" in asked["output"] and "装机容量" in asked["output"]
+    done = conv.run(reverse_opt, "苏州工商业1MW，IRR要到14%", answers=["上网电价"])
+    ctx = done["context"]
+    assert done["status"] == "completed" and ctx["variable"] == "feed_in_price"
+    assert ctx["target"] == {"kind": "irr", "value": pytest.approx(0.14)}
+    # a new conversation (this one would carry the variable just solved for, as a follow-up does)
+    other = Conversation(conv.tmp_path / "other")
+    english = other.run(reverse_opt, "Suzhou commercial 1 MW, we need payback within 6 years")
+    assert english["status"] == "interrupted" and "which value should I solve for" in english["output"]

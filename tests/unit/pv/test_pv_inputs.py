@@ -599,3 +599,21 @@ def test_a_place_of_no_project_is_not_named():
     assert parse_fields("下周去丽江玩") == {}
     # a move names it even alone
     assert parse_fields("How about Turpan instead?")["location_unknown"] == "Turpan"
+
+
+@pytest.mark.parametrize(
+    ("text", "share"),
+    [
+        ("厂里自己只用两成，其余都上网", 0.2),
+        ("我们自己就能用掉四成，剩下的全部卖给电网", 0.4),
+        ("自己大概用三成，多余的都上网", 0.3),
+    ],
+)
+def test_the_rest_sold_is_no_full_export_and_an_adverb_leaves_self_use(text, share):
+    # "the rest goes to the grid" sells what self-use leaves: the share is the one stated before it
+    assert parse_fields(text)["self_consumption"] == pytest.approx(share)
+
+
+def test_the_rest_sold_alone_states_no_share():
+    assert "self_consumption" not in parse_fields("其余的电都上网")
+    assert parse_fields("电全部上网") == {"self_consumption": 0.0}

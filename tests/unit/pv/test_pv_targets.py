@@ -3,7 +3,7 @@
 import pytest
 
 from nodes.agents.reverse_opt import asks_to_solve
-from tools.pv.reverse import goal_target, parse_goal, parse_target
+from tools.pv.reverse import goal_target, named_variable, parse_goal, parse_target
 
 
 @pytest.mark.parametrize(
@@ -97,3 +97,66 @@ def test_a_bare_value_takes_its_target_from_its_unit_or_the_last_target():
     assert goal_target(7.0, "", "payback") == {"target_payback": 7.0}
     assert goal_target(11.0, "", "irr") == {"target_irr": pytest.approx(0.11)}
     assert not asks_to_solve("what about 9%?")  # the words alone ask for nothing; the conversation decides
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # 多 + an adjective of degree asks how far a variable must go, like 多少
+        ("要7年回本，自用比例得多高", {"target_payback": 7.0, "solve_for": "self_consumption"}),
+        ("IRR想做到12%，电价要多低才行", {"target_irr": 0.12, "solve_for": "electricity_price"}),
+        # a superlative of size applied to the plant is its capacity
+        (
+            "We want a 12% IRR. What is the largest system we can install?",
+            {"target_irr": 0.12, "solve_for": "capacity_kw"},
+        ),
+        (
+            "what's the biggest solar array that still pays back within 6 years?",
+            {"target_payback": 6.0, "solve_for": "capacity_kw"},
+        ),
+        # a price per watt with no amount before it is the cost per watt asked about
+        (
+            "We need an IRR of 15%. How cheap must it be per watt?",
+            {"target_irr": 0.15, "solve_for": "capex_yuan_per_w"},
+        ),
+        ("每瓦价格最高多少，能8年回本", {"target_payback": 8.0, "solve_for": "capex_yuan_per_w"}),
+    ],
+)
+def test_more_ways_of_naming_the_variable(text, expected):
+    assert parse_target(text) == pytest.approx(expected)
+    assert asks_to_solve(text)
+
+
+def test_a_stated_price_per_watt_is_no_variable():
+    assert "solve_for" not in parse_target("at 3.5 yuan per watt the IRR should reach 12%")
+
+
+@pytest.mark.parametrize(
+    ("text", "variable"),
+    [
+        ("上网电价吧", "feed_in_price"),
+        ("the self-consumption share", "self_consumption"),
+        ("单瓦造价", "capex_yuan_per_w"),
+    ],
+)
+def test_a_bare_name_answers_which_variable(text, variable):
+    assert named_variable(text) == variable
+
+
+@pytest.mark.parametrize("text", ["造价或者电价", "造价2.8元", "IRR 9%"])
+def test_two_names_or_a_value_answer_no_variable(text):
+    assert named_variable(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "unit"),
+    [
+        ("And within 5?", 5.0, ""),
+        ("至少11%呢", 11.0, "%"),
+        ("那9年以内呢", 9.0, "年"),
+        ("under 7 years then?", 7.0, "年"),
+    ],
+)
+def test_a_bound_word_beside_a_bare_value_keeps_it_a_new_target_value(text, value, unit):
+    # "within", "至少", "以内" say which side of the bound the value is on: still only a target's value
+    assert parse_goal(text) == {"goal_value": value, "goal_unit": unit}
