@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.openai_server import ScriptedOpenAIServer
-from tests.understanding.test_understanding import bench
+from tests.understanding.test_understanding import assert_right, bench
 from tests.understanding.test_understanding_model_mode import _planning_model
 
 CALC = [["pv_calc", []]]
@@ -79,9 +79,7 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_scope_and_language_offline(name, data_dir, tmp_path):
     case = CASES[name]
-    score = bench.score_case(case, bench.run_case(case, tmp_path / "runs"))
-    why = [w for t in score["turns"] for w in t["why"]]
-    assert all(score[c] for c in bench.COUNTS), why
+    assert_right(case, bench.run_case(case, tmp_path / "runs"))
 
 
 @pytest.mark.slow
@@ -93,6 +91,4 @@ def test_scope_and_language_in_model_mode(name, model_env, tmp_path):
     with ScriptedOpenAIServer([], responder=_planning_model(case)) as server:
         model_env(server, timeout=10)
         observed = bench.run_case(case, tmp_path / "runs")
-    score = bench.score_case(case, observed)
-    why = [w for t in score["turns"] for w in t["why"]]
-    assert (score["params"], score["question"], score["language"]) == (True, True, True), why
+    assert_right(case, observed, ("params", "question", "language"))

@@ -38,6 +38,13 @@ PINNED = [
 ]
 
 
+def assert_right(case: dict, observed: list[dict], counts: tuple[str, ...] = ()) -> None:
+    """`case` scored on `observed`: the `counts` (all of bench.COUNTS by default) right, else the reasons."""
+    score = bench.score_case(case, observed)
+    why = [w for t in score["turns"] for w in t["why"]]
+    assert all(score[c] for c in counts or bench.COUNTS), why
+
+
 def _turn(request: str, plans: list, params: dict, lang: str = "zh") -> dict:
     expect = {"plans": plans, "params": params, "question": False, "lang": lang}
     return {"request": request, "expect": expect}
@@ -218,9 +225,7 @@ FOLLOW_UP_CASES = {
 @pytest.mark.parametrize("name", sorted(FOLLOW_UPS))
 def test_follow_up_on_the_case(name, data_dir, tmp_path):
     case = FOLLOW_UP_CASES[name]
-    score = bench.score_case(case, bench.run_case(case, tmp_path / "runs"))
-    why = [w for t in score["turns"] for w in t["why"]]
-    assert all(score[c] for c in bench.COUNTS), why
+    assert_right(case, bench.run_case(case, tmp_path / "runs"))
 
 
 def test_the_labelled_set_is_large_and_split():
@@ -235,10 +240,7 @@ def test_the_labelled_set_is_large_and_split():
 @pytest.mark.parametrize("case_id", PINNED)
 def test_pinned_case(case_id, data_dir, tmp_path):
     case = CASES[case_id]
-    observed = bench.run_case(case, tmp_path / "runs")
-    score = bench.score_case(case, observed)
-    why = [w for t in score["turns"] for w in t["why"]]
-    assert (score["params"], score["question"], score["language"]) == (True, True, True), why
+    assert_right(case, bench.run_case(case, tmp_path / "runs"), ("params", "question", "language"))
 
 
 def test_language_is_read_from_the_words():

@@ -9,7 +9,7 @@ an HR question sharing common words with the notes does not.
 from __future__ import annotations
 
 import pytest
-from test_understanding import CASES, bench
+from test_understanding import CASES, assert_right, bench
 
 ROUTED = [
     "fresh-kn-en-2",  # "How fast do solar panels lose output over the years?": no title word; the summary
@@ -24,6 +24,4 @@ ROUTED = [
 def test_the_knowledge_base_decides_what_words_cannot(case_id, data_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("PLANGRAPH_EMBEDDINGS", "minilm")
     case = CASES[case_id]
-    score = bench.score_case(case, bench.run_case(case, tmp_path / "runs"))
-    why = [w for t in score["turns"] for w in t["why"]]
-    assert (score["plan"], score["params"], score["language"]) == (True, True, True), why
+    assert_right(case, bench.run_case(case, tmp_path / "runs"), ("plan", "params", "language"))

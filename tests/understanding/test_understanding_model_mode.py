@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, reply_text, reply_tool_call
-from tests.understanding.test_understanding import CASES, FOLLOW_UP_CASES, bench
+from tests.understanding.test_understanding import CASES, FOLLOW_UP_CASES, assert_right, bench
 
 # a calculation from English words, a change with no trigger phrase, a reverse target, a bad
 # value named back, and small talk: each kind of turn the model path must not break
@@ -63,10 +63,8 @@ def test_pinned_case_in_model_mode(case_id, model_env, tmp_path):
             for r in server.requests
             if any(t["function"]["name"] == "create_plan" for t in r.get("tools", []))
         ]
-    score = bench.score_case(case, observed)
-    why = [w for t in score["turns"] for w in t["why"]]
     assert planned, "the model was never asked to plan"
-    assert (score["params"], score["question"], score["language"]) == (True, True, True), why
+    assert_right(case, observed, ("params", "question", "language"))
 
 
 @pytest.mark.slow
@@ -94,6 +92,4 @@ def test_follow_up_on_the_case_in_model_mode(name, model_env, tmp_path):
     with ScriptedOpenAIServer([], responder=_planning_model(case)) as server:
         model_env(server, timeout=10)
         observed = bench.run_case(case, tmp_path / "runs")
-    score = bench.score_case(case, observed)
-    why = [w for t in score["turns"] for w in t["why"]]
-    assert (score["plan"], score["params"], score["question"], score["language"]) == (True,) * 4, why
+    assert_right(case, observed)
